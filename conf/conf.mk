@@ -1,0 +1,1 @@
+# conf/conf.mk: (empty for now)

@@ -1,0 +1,205 @@
+/*
+ * dm_engine.h: the public face of the protocol engine, the only header the
+ * I/O shells (dmlockd/main.c, the peer transport, the local server) and the
+ * simulator include.
+ *
+ * The engine is a deterministic state machine.  It never reads a clock,
+ * opens a socket, allocates a libevent object or calls random(): everything
+ * comes in as a struct dm_event (with the current time) and goes out through
+ * the caller's effect callback as a struct dm_effect.  Given the same config,
+ * seed and events, it produces the same effects, byte for byte.
+ *
+ * Ownership: every pointer inside an event is borrowed for the call; every
+ * pointer inside an effect is valid only until the effect callback returns.
+ * The effect callback must not call back into the engine.
+ */
+#ifndef DM_ENGINE_H
+#define DM_ENGINE_H
+
+#include "dm_types.h"
+
+struct dm_engine;
+struct dm_msg;		/* typed peer message, see dm_msg.h */
+
+enum dm_failure_policy {
+	DM_FAILURE_MAJORITY = 0,	/* removal needs a strict majority; leases */
+	DM_FAILURE_PAPER = 1,		/* RA §7.4 as written: unsafe under partition */
+};
+
+struct dm_peer_spec {
+	const char	*name;		/* roster name, also its TLS certificate name */
+	const char	*address;	/* opaque to the engine: "host:port" */
+};
+
+struct dm_engine_config {
+	const char	*self;			/* this node's roster name */
+	const char	*self_address;		/* how peers reach this node */
+	const char	*cluster;		/* cluster name, checked at handshake */
+	const char	*algorithm;		/* registry name, "ricart-agrawala" */
+	enum dm_failure_policy failure_policy;
+	uint64_t	 incarnation;		/* new on every daemon start */
+	uint64_t	 seed;			/* the engine's only randomness */
+
+	/* Initial roster, self included or not (it is added).  Empty with no
+	 * sponsor: a one-node cluster. */
+	const struct dm_peer_spec *peers;
+	size_t		 n_peers;
+	/* Join an existing cluster through this member instead (RA §7.2). */
+	const struct dm_peer_spec *sponsor;
+
+	/* Timeouts in ms; 0 selects the documented default. */
+	dm_msec_t	 request_timeout_ms;	/* RA §7.4 first timeout */
+	dm_msec_t	 probe_timeout_ms;	/* RA §7.4 second timeout */
+	dm_msec_t	 lease_ms;		/* holder lease L (majority policy) */
+	dm_msec_t	 heartbeat_ms;		/* lease renewal period */
+	dm_msec_t	 restart_interval_ms;	/* RA §7.2.1 */
+};
+
+enum dm_event_type {
+	DM_EV_TICK = 1,		/* only time passed: a deadline may be due */
+	DM_EV_ACQUIRE,		/* a local client asks for a lock */
+	DM_EV_RELEASE,		/* a local holder leaves its critical section */
+	DM_EV_CANCEL,		/* a local client withdraws (disconnect): waiting or holding */
+	DM_EV_RECEIVE,		/* a decoded message from a peer */
+	DM_EV_LINK_UP,		/* the transport session to a peer is established */
+	DM_EV_LINK_DOWN,	/* ...is broken (the session may resume later) */
+	DM_EV_PEER_RESTARTED,	/* a peer came back with a new incarnation */
+	DM_EV_LEAVE,		/* leave the cluster gracefully (RA §7.3) */
+	DM_EV_REMOVE_NODE,	/* administrative removal of a (dead) node */
+};
+
+/* Wait bounds for DM_EV_ACQUIRE. */
+#define DM_WAIT_TRY	 ((dm_msec_t)0)		/* fail at once with -EBUSY */
+#define DM_WAIT_FOREVER	 UINT64_MAX
+
+struct dm_event {
+	enum dm_event_type type;
+	dm_msec_t	   now;
+	union {
+		struct {
+			uint64_t	 handle;	/* chosen by the caller, unique */
+			const char	*lock;
+			size_t		 lock_len;
+			enum dm_mode	 mode;
+			dm_msec_t	 wait_ms;	/* DM_WAIT_TRY, ms, DM_WAIT_FOREVER */
+		} acquire;
+		struct {
+			uint64_t	 handle;
+		} release, cancel;
+		struct {
+			const char		*peer;
+			const struct dm_msg	*msg;
+		} receive;
+		struct {
+			const char	*peer;
+		} link, restarted, remove;
+	} u;
+};
+
+enum dm_effect_type {
+	DM_FX_SEND = 1,		/* send msg to peer over its FIFO link */
+	DM_FX_GRANT,		/* client handle now holds the lock */
+	DM_FX_DENY,		/* client handle's request ended unsuccessfully */
+	DM_FX_EXTEND,		/* client handle's grant deadline moved */
+	DM_FX_LOST,		/* client handle no longer holds the lock */
+	DM_FX_PEER_ADD,		/* keep a link to this peer (roster grew) */
+	DM_FX_PEER_REMOVE,	/* drop the link to this peer (roster shrank) */
+	DM_FX_READY,		/* joined (or standalone): serve clients */
+	DM_FX_LEFT,		/* graceful leave finished: the daemon may exit */
+	DM_FX_LOG,		/* something worth telling the operator */
+};
+
+enum dm_log_level {
+	DM_LOG_ERR = 3,
+	DM_LOG_WARNING = 4,
+	DM_LOG_NOTICE = 5,
+	DM_LOG_INFO = 6,
+	DM_LOG_DEBUG = 7,
+};
+
+struct dm_effect {
+	enum dm_effect_type type;
+	union {
+		struct {
+			const char		*peer;
+			const struct dm_msg	*msg;
+		} send;
+		struct {
+			uint64_t	 handle;
+			uint64_t	 token;		/* fencing token, strictly increasing per name */
+			dm_msec_t	 deadline;	/* CLOCK_BOOTTIME ms; 0 = none */
+		} grant;
+		struct {
+			uint64_t	 handle;
+			int		 error;		/* -EBUSY, -ETIMEDOUT, -EOPNOTSUPP, ... */
+		} deny;
+		struct {
+			uint64_t	 handle;
+			dm_msec_t	 deadline;
+		} extend;
+		struct {
+			uint64_t	 handle;
+			int		 reason;	/* -ETIMEDOUT lease, -ESHUTDOWN, ... */
+		} lost;
+		struct {
+			const char	*name;
+			const char	*address;
+		} peer;
+		struct {
+			enum dm_log_level level;
+			const char	*text;
+			const char	*lock;		/* NULL if none */
+			const char	*peer;		/* NULL if none */
+			uint64_t	 token;		/* 0 if none */
+		} log;
+	} u;
+};
+
+typedef void dm_effect_fn(void *ctx, const struct dm_effect *fx);
+
+/*
+ * Create an engine.  Returns 0, -EINVAL for a bad config (unknown
+ * algorithm, invalid name), or -ENOMEM.  *ret is untouched on failure.
+ * Startup effects (PEER_ADD for the initial roster, READY when standalone)
+ * come out of the first dm_engine_step().
+ */
+int dm_engine_new(const struct dm_engine_config *config, struct dm_engine **ret);
+struct dm_engine *dm_engine_free(struct dm_engine *engine);
+
+/*
+ * Feed one event.  Effects are delivered synchronously through emit(ctx, fx)
+ * before this returns.  Returns 0, or -EPROTO for a malformed or unexpected
+ * peer message (the shell logs it and may reset that link), -EINVAL for a
+ * bad local request (also answered by a DENY effect), -ENOENT for an
+ * unknown handle.  Events must have non-decreasing "now".
+ */
+int dm_engine_step(struct dm_engine *engine, const struct dm_event *event,
+    dm_effect_fn *emit, void *ctx);
+
+/* The earliest time at which a DM_EV_TICK is due, or 0 for none. */
+dm_msec_t dm_engine_next_deadline(const struct dm_engine *engine);
+
+/* Read-only views for status output and tests. */
+struct dm_engine_stats {
+	const char	*algorithm;
+	size_t		 roster_size;
+	size_t		 locks_active;		/* names with engine state */
+	size_t		 locks_held_local;	/* grants to local clients */
+	size_t		 waiters_local;
+	uint64_t	 epoch;			/* roster epoch */
+	bool		 ready;
+};
+void dm_engine_get_stats(const struct dm_engine *engine, struct dm_engine_stats *ret);
+
+typedef void dm_roster_visit_fn(void *ctx, const char *name, const char *address,
+    bool is_self, bool link_up);
+void dm_engine_visit_roster(const struct dm_engine *engine, dm_roster_visit_fn *fn, void *ctx);
+
+typedef void dm_lock_visit_fn(void *ctx, const char *lock, uint64_t handle,
+    enum dm_mode mode, bool granted, uint64_t token, dm_msec_t since);
+void dm_engine_visit_local_locks(const struct dm_engine *engine, dm_lock_visit_fn *fn, void *ctx);
+
+/* Names of the registered algorithms, NULL-terminated. */
+const char *const *dm_algorithm_names(void);
+
+#endif /* DM_ENGINE_H */

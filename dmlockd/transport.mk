@@ -1,0 +1,1 @@
+# dmlockd/transport.mk: (empty for now)

@@ -1,0 +1,1 @@
+# libdmlock/libdmlock.mk: (empty for now)

@@ -1,0 +1,1 @@
+# man/man.mk: (empty for now)

@@ -1,0 +1,1 @@
+# systemd/systemd.mk: (empty for now)

@@ -1,0 +1,1 @@
+# tests/integration/integration.mk: (empty for now)

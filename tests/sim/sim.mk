@@ -1,0 +1,1 @@
+# tests/sim/sim.mk: (empty for now)
