@@ -53,7 +53,18 @@ struct dm_engine_config {
 	dm_msec_t	 lease_ms;		/* holder lease L (majority policy) */
 	dm_msec_t	 heartbeat_ms;		/* lease renewal period */
 	dm_msec_t	 restart_interval_ms;	/* RA §7.2.1 */
+
+	/* Deliberate bugs for the simulator's negative controls (DM_BREAK_*);
+	 * always 0 in the daemon. */
+	uint32_t	 test_breakage;
 };
+
+/* Negative controls: each makes the engine wrong in one known way so a test
+ * can show that the simulator's checkers catch it. */
+#define DM_BREAK_NEVER_DEFER		(1u << 0) /* REPLY at once, never defer */
+#define DM_BREAK_PROBE_BARE_REPLY	(1u << 1) /* answer ARE_YOU_THERE with a bare REPLY */
+#define DM_BREAK_STALE_TOKEN		(1u << 2) /* don't carry tokens in REPLY */
+#define DM_BREAK_NO_LEASE		(1u << 3) /* holders never lose the lock on lease expiry */
 
 enum dm_event_type {
 	DM_EV_TICK = 1,		/* only time passed: a deadline may be due */

@@ -1,0 +1,41 @@
+/*
+ * sim_heap.h: the discrete-event queue, a binary min-heap of events keyed
+ * by (real time, insertion number) so events at the same instant run in
+ * the order they were scheduled and every run is reproducible.  The heap
+ * owns only its array; event payloads are plain values.
+ */
+#ifndef SIM_HEAP_H
+#define SIM_HEAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Real simulated time in microseconds. */
+typedef uint64_t sim_time_t;
+
+struct sim_event {
+	sim_time_t	 at;
+	uint64_t	 order;		/* set by sim_heap_push */
+	int		 kind;		/* owner-defined */
+	int		 node;
+	uint64_t	 a, b;		/* owner-defined arguments */
+	void		*ptr;		/* owner-defined, owned by the owner */
+};
+
+struct sim_heap {
+	struct sim_event *ev;
+	size_t		  n, cap;
+	uint64_t	  next_order;
+};
+
+void sim_heap_init(struct sim_heap *h);
+void sim_heap_fini(struct sim_heap *h);
+/* Returns 0 or -ENOMEM. */
+int sim_heap_push(struct sim_heap *h, const struct sim_event *ev);
+/* Returns 0 and the earliest event, or -ENOENT when empty. */
+int sim_heap_pop(struct sim_heap *h, struct sim_event *ret);
+const struct sim_event *sim_heap_peek(const struct sim_heap *h);
+/* Call fn on every queued event (in heap order, not time order). */
+void sim_heap_visit(struct sim_heap *h, void (*fn)(void *ctx, struct sim_event *ev), void *ctx);
+
+#endif /* SIM_HEAP_H */
