@@ -3,3 +3,16 @@ noinst_LTLIBRARIES += libdmshell.la
 libdmshell_la_SOURCES = dmlockd/log.h dmlockd/log.c
 libdmshell_la_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(SYSTEMD_CFLAGS)
 libdmshell_la_LIBADD = $(LIBEVENT_LIBS) $(SYSTEMD_LIBS)
+
+# The daemon: main() and the local side (Unix socket server, sessions,
+# engine host).  The peer transport plugs into daemon.c's transport hook.
+sbin_PROGRAMS += dmlockd/dmlockd
+dmlockd_dmlockd_SOURCES = \
+	dmlockd/main.c \
+	dmlockd/daemon.h dmlockd/daemon.c \
+	dmlockd/local_server.h dmlockd/local_server.c \
+	dmlockd/local_session.h dmlockd/local_session.c \
+	dmlockd/cluster_glue.h dmlockd/cluster_glue.c
+dmlockd_dmlockd_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(OPENSSL_CFLAGS) $(INIH_CFLAGS)
+dmlockd_dmlockd_LDADD = libdmtransport.la libdmshell.la liblocalproto.la libdmengine.la \
+	$(LIBEVENT_LIBS) $(OPENSSL_LIBS) $(INIH_LIBS) $(SYSTEMD_LIBS)

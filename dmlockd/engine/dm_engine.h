@@ -53,6 +53,13 @@ struct dm_engine_config {
 	dm_msec_t	 lease_ms;		/* holder lease L (majority policy) */
 	dm_msec_t	 heartbeat_ms;		/* lease renewal period */
 	dm_msec_t	 restart_interval_ms;	/* RA §7.2.1 */
+	/* Timing inequality inputs (majority policy), checked by dm_engine_new():
+	 *   L/(1-rho) + D_stop < (T_fail + D_lock)/(1+rho),
+	 * L = lease_ms, T_fail = request_timeout_ms + probe_timeout_ms,
+	 * D_stop = stop_ms, D_lock = lock_delay_ms, rho = clock_drift_ppm/1e6. */
+	dm_msec_t	 stop_ms;		/* time to stop a client's work (default 1000) */
+	dm_msec_t	 lock_delay_ms;		/* extra wait before using a removal (default 0) */
+	uint32_t	 clock_drift_ppm;	/* rho in parts per million (default 10000) */
 
 	/* Deliberate bugs for the simulator's negative controls (DM_BREAK_*);
 	 * always 0 in the daemon. */
@@ -62,7 +69,7 @@ struct dm_engine_config {
 /* Negative controls: each makes the engine wrong in one known way so a test
  * can show that the simulator's checkers catch it. */
 #define DM_BREAK_NEVER_DEFER		(1u << 0) /* REPLY at once, never defer */
-#define DM_BREAK_PROBE_BARE_REPLY	(1u << 1) /* answer ARE_YOU_THERE with a bare REPLY */
+#define DM_BREAK_PROBE_BARE_REPLY	(1u << 1) /* answer every ARE_YOU_THERE with a bare REPLY */
 #define DM_BREAK_STALE_TOKEN		(1u << 2) /* don't carry tokens in REPLY */
 #define DM_BREAK_NO_LEASE		(1u << 3) /* holders never lose the lock on lease expiry */
 

@@ -1,1 +1,17 @@
-# tests/integration/integration.mk: (empty for now)
+# tests/integration/integration.mk: single-node integration tests of the
+# real dmlock and dmlockd binaries (bash, run by `make check`; lib.sh holds
+# the shared helpers).
+integration_tests = \
+	tests/integration/01-usage.sh \
+	tests/integration/02-manpage.sh \
+	tests/integration/03-unreachable.sh \
+	tests/integration/10-run-basic.sh \
+	tests/integration/11-mutual-exclusion.sh \
+	tests/integration/12-busy.sh \
+	tests/integration/13-kill-holder.sh \
+	tests/integration/14-signals.sh \
+	tests/integration/15-on-lost.sh \
+	tests/integration/16-shared.sh \
+	tests/integration/17-status.sh
+TESTS += $(integration_tests)
+EXTRA_DIST += tests/integration/lib.sh $(integration_tests)

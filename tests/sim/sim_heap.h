@@ -18,7 +18,7 @@ struct sim_event {
 	uint64_t	 order;		/* set by sim_heap_push */
 	int		 kind;		/* owner-defined */
 	int		 node;
-	uint64_t	 a, b;		/* owner-defined arguments */
+	uint64_t	 a, b, c;	/* owner-defined arguments */
 	void		*ptr;		/* owner-defined, owned by the owner */
 };
 

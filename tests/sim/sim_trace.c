@@ -18,6 +18,7 @@ sim_trace_init(struct sim_trace *tr, size_t cap, FILE *echo)
 	tr->next = tr->count = 0;
 	tr->echo = echo;
 	tr->enabled = 1;
+	tr->hash = UINT64_C(0xcbf29ce484222325);
 	return 0;
 }
 
@@ -46,6 +47,8 @@ sim_trace_line(struct sim_trace *tr, sim_time_t at, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(line + n, SIM_TRACE_LINE_MAX - (size_t)n, fmt, ap);
 	va_end(ap);
+	for (const char *p = line; *p; p++)
+		tr->hash = (tr->hash ^ (uint8_t)*p) * UINT64_C(0x100000001b3);
 	tr->next = (tr->next + 1) % tr->cap;
 	if (tr->count < tr->cap)
 		tr->count++;

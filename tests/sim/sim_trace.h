@@ -6,6 +6,7 @@
 #ifndef SIM_TRACE_H
 #define SIM_TRACE_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "sim_heap.h"
@@ -17,6 +18,7 @@ struct sim_trace {
 	size_t	  cap, next, count;
 	FILE	 *echo;		/* NULL: keep in the ring only */
 	int	  enabled;	/* 0: drop lines (fast seed sweeps keep 1) */
+	uint64_t  hash;		/* FNV-1a of every line: replay fingerprint */
 };
 
 /* Returns 0 or -ENOMEM.  cap lines are kept. */

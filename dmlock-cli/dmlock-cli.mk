@@ -1,0 +1,22 @@
+# dmlock-cli/dmlock-cli.mk: the dmlock command (links only libdmlock: no
+# OpenSSL, no libevent, no config parsing) and its bash completion.
+bin_PROGRAMS += dmlock
+dmlock_SOURCES = \
+	dmlock-cli/main.c dmlock-cli/cli.h dmlock-cli/exit_codes.h dmlock-cli/usage.c \
+	dmlock-cli/connect.c \
+	dmlock-cli/run.c dmlock-cli/run_options.c dmlock-cli/run_options.h \
+	dmlock-cli/child.c dmlock-cli/child.h \
+	dmlock-cli/lock_name.c dmlock-cli/lock_name.h dmlock-cli/sha256.c dmlock-cli/sha256.h \
+	dmlock-cli/name_cmd.c \
+	dmlock-cli/status.c dmlock-cli/status_report.c dmlock-cli/status_report.h
+dmlock_LDADD = libdmlock.la
+
+# Installed under the command's name, as bash-completion looks it up.
+bashcompletion_DATA = dmlock-cli/completion/dmlock
+CLEANFILES += dmlock-cli/completion/dmlock
+EXTRA_DIST += dmlock-cli/dmlock.bash-completion
+dmlock-cli/completion/dmlock: dmlock-cli/dmlock.bash-completion
+	$(AM_V_GEN)$(MKDIR_P) dmlock-cli/completion && cp $(srcdir)/dmlock-cli/dmlock.bash-completion $@
+
+dist_man_MANS += man/dmlock.1
+EXTRA_DIST += bench/cli_vs_flock.sh

@@ -1,0 +1,268 @@
+/*
+ * status_report.c: splitting and printing the daemon's STATUS block (see
+ * status_report.h).  Unknown line kinds and extra fields are ignored, as
+ * the protocol asks, so a newer daemon does not break an older dmlock.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "status_report.h"
+
+/* Fields each kind needs (its own word included). */
+#define NODE_FIELDS 6
+#define PEER_FIELDS 4
+#define LOCK_FIELDS 9
+
+int status_report_parse(const char *text, struct status_report *ret)
+{
+	struct status_report r = { 0 };
+	size_t n_lines = 0;
+	char *p;
+
+	for (const char *q = text; *q; q++)
+		if (*q == '\n')
+			n_lines++;
+	n_lines++;
+	if (n_lines > STATUS_LINES_MAX)
+		return -E2BIG;
+	r.text = strdup(text);
+	r.lines = calloc(n_lines, sizeof(*r.lines));
+	if (!r.text || !r.lines)
+		goto fail;
+
+	p = r.text;
+	while (*p) {
+		char *end = strchr(p, '\n');
+		struct status_line *line = &r.lines[r.n_lines];
+
+		if (end)
+			*end = '\0';
+		while (*p && line->n_fields < STATUS_FIELDS_MAX) {
+			line->field[line->n_fields++] = p;
+			p = strchr(p, ' ');
+			if (!p)
+				break;
+			*p++ = '\0';
+		}
+		if (line->n_fields > 0)
+			r.n_lines++;
+		if (!end)
+			break;
+		p = end + 1;
+	}
+	*ret = r;
+	return 0;
+fail:
+	free(r.text);
+	free(r.lines);
+	return -ENOMEM;
+}
+
+void status_report_done(struct status_report *report)
+{
+	free(report->text);
+	free(report->lines);
+	report->text = NULL;
+	report->lines = NULL;
+	report->n_lines = 0;
+}
+
+static bool is_kind(const struct status_line *l, const char *kind, unsigned min_fields)
+{
+	return l->n_fields >= min_fields && strcmp(l->field[0], kind) == 0;
+}
+
+static bool is_decimal(const char *s)
+{
+	if (*s == '\0' || strlen(s) > 20)
+		return false;
+	for (; *s; s++)
+		if (*s < '0' || *s > '9')
+			return false;
+	return true;
+}
+
+static const char *mode_word(const char *m)
+{
+	return strcmp(m, "sh") == 0 ? "shared" : strcmp(m, "ex") == 0 ? "exclusive" : m;
+}
+
+/* Age of a CLOCK_BOOTTIME stamp in ms, or -1 if unknown. */
+static int64_t age_ms(const char *since, uint64_t now_ms)
+{
+	uint64_t t;
+
+	if (!is_decimal(since))
+		return -1;
+	t = strtoull(since, NULL, 10);
+	if (t == 0 || t > now_ms)
+		return t > now_ms ? 0 : -1;
+	return (int64_t)(now_ms - t);
+}
+
+static size_t count_kind(const struct status_report *r, const char *kind, unsigned min_fields)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < r->n_lines; i++)
+		n += is_kind(&r->lines[i], kind, min_fields);
+	return n;
+}
+
+void status_report_print_text(const struct status_report *r, const char *socket_path,
+    uint64_t now_ms, FILE *out)
+{
+	for (size_t i = 0; i < r->n_lines; i++) {
+		const struct status_line *l = &r->lines[i];
+
+		if (is_kind(l, "NODE", NODE_FIELDS)) {
+			fprintf(out, "node:      %s (%s)\n", l->field[1], l->field[3]);
+			fprintf(out, "algorithm: %s\n", l->field[2]);
+			fprintf(out, "roster:    %s node(s), epoch %s\n", l->field[4], l->field[5]);
+		}
+	}
+	fprintf(out, "socket:    %s\n", socket_path);
+
+	fprintf(out, "\npeers (%zu):\n", count_kind(r, "PEER", PEER_FIELDS));
+	if (count_kind(r, "PEER", PEER_FIELDS) > 0)
+		fprintf(out, "  %-24s %-32s %s\n", "NAME", "ADDRESS", "LINK");
+	for (size_t i = 0; i < r->n_lines; i++) {
+		const struct status_line *l = &r->lines[i];
+
+		if (is_kind(l, "PEER", PEER_FIELDS))
+			fprintf(out, "  %-24s %-32s %s\n", l->field[1], l->field[2], l->field[3]);
+	}
+
+	fprintf(out, "\nlocks on this node (%zu):\n", count_kind(r, "LOCK", LOCK_FIELDS));
+	if (count_kind(r, "LOCK", LOCK_FIELDS) > 0)
+		fprintf(out, "  %-32s %-9s %-7s %10s %10s %8s %6s\n", "NAME", "MODE", "STATE", "TOKEN",
+			"SINCE", "PID", "UID");
+	for (size_t i = 0; i < r->n_lines; i++) {
+		const struct status_line *l = &r->lines[i];
+		char since[32] = "-";
+		int64_t age;
+
+		if (!is_kind(l, "LOCK", LOCK_FIELDS))
+			continue;
+		age = age_ms(l->field[5], now_ms);
+		if (age >= 0)
+			snprintf(since, sizeof(since), "%" PRId64 ".%01" PRId64 "s ago", age / 1000,
+				 (age % 1000) / 100);
+		fprintf(out, "  %-32s %-9s %-7s %10s %10s %8s %6s\n", l->field[1], mode_word(l->field[2]),
+			l->field[3], strcmp(l->field[4], "0") == 0 ? "-" : l->field[4], since, l->field[6],
+			l->field[7]);
+	}
+}
+
+/* Lock and node names are printable ASCII; escape what JSON requires. */
+static void json_string(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fputc('\\', out);
+		if ((unsigned char)*s < 0x20)
+			fprintf(out, "\\u%04x", (unsigned char)*s);
+		else
+			fputc(*s, out);
+	}
+	fputc('"', out);
+}
+
+static void json_number(FILE *out, const char *s)
+{
+	if (is_decimal(s))
+		fputs(s, out);
+	else
+		fputs("null", out);
+}
+
+void status_report_print_json(const struct status_report *r, const char *socket_path,
+    uint64_t now_ms, FILE *out)
+{
+	const char *sep = "";
+
+	fputs("{\"socket\":", out);
+	json_string(out, socket_path);
+	fputs(",\"node\":", out);
+	sep = "null";
+	for (size_t i = 0; i < r->n_lines; i++) {
+		const struct status_line *l = &r->lines[i];
+
+		if (!is_kind(l, "NODE", NODE_FIELDS))
+			continue;
+		fputs("{\"name\":", out);
+		json_string(out, l->field[1]);
+		fputs(",\"algorithm\":", out);
+		json_string(out, l->field[2]);
+		fputs(",\"state\":", out);
+		json_string(out, l->field[3]);
+		fputs(",\"roster_size\":", out);
+		json_number(out, l->field[4]);
+		fputs(",\"epoch\":", out);
+		json_number(out, l->field[5]);
+		fputc('}', out);
+		sep = "";
+		break;
+	}
+	fputs(sep, out);
+
+	fputs(",\"peers\":[", out);
+	sep = "";
+	for (size_t i = 0; i < r->n_lines; i++) {
+		const struct status_line *l = &r->lines[i];
+
+		if (!is_kind(l, "PEER", PEER_FIELDS))
+			continue;
+		fprintf(out, "%s{\"name\":", sep);
+		json_string(out, l->field[1]);
+		fputs(",\"address\":", out);
+		if (strcmp(l->field[2], "-") == 0)
+			fputs("null", out);
+		else
+			json_string(out, l->field[2]);
+		fputs(",\"link\":", out);
+		json_string(out, l->field[3]);
+		fputc('}', out);
+		sep = ",";
+	}
+
+	fputs("],\"locks\":[", out);
+	sep = "";
+	for (size_t i = 0; i < r->n_lines; i++) {
+		const struct status_line *l = &r->lines[i];
+		int64_t age;
+
+		if (!is_kind(l, "LOCK", LOCK_FIELDS))
+			continue;
+		fprintf(out, "%s{\"name\":", sep);
+		json_string(out, l->field[1]);
+		fputs(",\"mode\":", out);
+		json_string(out, mode_word(l->field[2]));
+		fputs(",\"state\":", out);
+		json_string(out, l->field[3]);
+		fputs(",\"token\":", out);
+		json_number(out, l->field[4]);
+		fputs(",\"since_boottime_ms\":", out);
+		json_number(out, l->field[5]);
+		age = age_ms(l->field[5], now_ms);
+		if (age >= 0)
+			fprintf(out, ",\"age_ms\":%" PRId64, age);
+		else
+			fputs(",\"age_ms\":null", out);
+		fputs(",\"pid\":", out);
+		json_number(out, l->field[6]);
+		fputs(",\"uid\":", out);
+		json_number(out, l->field[7]);
+		fputs(",\"request_id\":", out);
+		json_string(out, l->field[8]);
+		fputc('}', out);
+		sep = ",";
+	}
+	fputs("]}\n", out);
+}

@@ -1,0 +1,37 @@
+/*
+ * status_report.h: the daemon's STATUS block (dmlock-protocol(7): NODE,
+ * PEER and LOCK lines) split into fields, and printed for people or as
+ * JSON.  Pure formatting: the query itself is in status.c.
+ */
+#ifndef DMLOCK_CLI_STATUS_REPORT_H
+#define DMLOCK_CLI_STATUS_REPORT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#define STATUS_FIELDS_MAX 12
+#define STATUS_LINES_MAX 100000
+
+struct status_line {
+	unsigned	 n_fields;
+	char		*field[STATUS_FIELDS_MAX];	/* field[0] is the kind */
+};
+
+struct status_report {
+	char			*text;		/* owned copy, cut into fields */
+	struct status_line	*lines;
+	size_t			 n_lines;
+};
+
+/* Split text (the block without END); lines of unknown kinds are kept and
+ * ignored by the printers.  Returns 0, -ENOMEM, -E2BIG. */
+int status_report_parse(const char *text, struct status_report *ret);
+void status_report_done(struct status_report *report);
+
+/* now_ms: CLOCK_BOOTTIME in ms, to show how long ago a lock changed. */
+void status_report_print_text(const struct status_report *r, const char *socket_path,
+    uint64_t now_ms, FILE *out);
+void status_report_print_json(const struct status_report *r, const char *socket_path,
+    uint64_t now_ms, FILE *out);
+
+#endif /* DMLOCK_CLI_STATUS_REPORT_H */

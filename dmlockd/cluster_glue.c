@@ -1,0 +1,230 @@
+/*
+ * cluster_glue.c: the peer transport as the daemon's transport hooks, and
+ * transport callbacks as engine events.  Encoding and decoding of engine
+ * messages (dm_wire) happens here, in one reusable buffer each way.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+
+#include "dm_msg.h"
+#include "dm_wire.h"
+#include "dmlockd/cluster_glue.h"
+#include "dmlockd/config_file.h"
+#include "dmlockd/daemon.h"
+#include "dmlockd/log.h"
+#include "dmlockd/peer_transport.h"
+#include "dmlockd/tls.h"
+
+struct dmd_cluster {
+	struct dmd_daemon	*daemon;
+	struct peer_transport	*transport;
+	uint8_t			 out[DM_WIRE_MSG_MAX];
+	struct dm_msg		 in;
+};
+
+static int
+cluster_tls_new(const struct dmd_config *c, SSL_CTX **ret)
+{
+	char err[512] = "";
+	struct tls_files files = {
+		.ca = c->tls_ca, .cert = c->tls_cert, .key = c->tls_key, .crl = c->tls_crl,
+	};
+	int r = tls_context_new(&files, ret, err, sizeof(err));
+	if (r < 0)
+		return log_error_errno(r, "TLS: %s", err);
+	return 0;
+}
+
+static void
+glue_send(void *ctx, const char *peer, const struct dm_msg *msg)
+{
+	struct dmd_cluster *c = ctx;
+	size_t len = 0;
+	int r = dm_wire_encode(msg, c->out, sizeof(c->out), &len);
+	if (r < 0) {
+		log_error_errno(r, "cannot encode %s for %s", dm_msg_kind_name(msg->kind), peer);
+		return;
+	}
+	r = peer_transport_send(c->transport, peer, c->out, len);
+	if (r < 0) {
+		struct log_fields f = { .peer = peer, .lock = msg->lock_len ? msg->lock : NULL };
+		log_full(LOG_LEVEL_WARNING, &f, "cannot send %s: %s", dm_msg_kind_name(msg->kind),
+		    strerror(-r));
+	}
+}
+
+static void
+glue_peer_add(void *ctx, const char *name, const char *address)
+{
+	struct dmd_cluster *c = ctx;
+	int r = peer_transport_add_peer(c->transport, name,
+	    address != NULL && address[0] != '\0' ? address : NULL);
+	if (r < 0 && r != -EINVAL)
+		log_warning_errno(r, "cannot link to peer %s at %s", name, address ? address : "-");
+}
+
+static void
+glue_peer_remove(void *ctx, const char *name)
+{
+	struct dmd_cluster *c = ctx;
+	(void)peer_transport_remove_peer(c->transport, name);
+}
+
+static const struct dmd_transport_ops glue_ops = {
+	.send = glue_send,
+	.peer_add = glue_peer_add,
+	.peer_remove = glue_peer_remove,
+};
+
+static void
+step_or_warn(struct dmd_cluster *c, struct dm_event *ev, const char *peer)
+{
+	int r = dmd_daemon_step(c->daemon, ev);
+	if (r < 0) {
+		struct log_fields f = { .peer = peer };
+		log_full(LOG_LEVEL_WARNING, &f, "engine refused event %d from peer: %s",
+		    (int)ev->type, strerror(-r));
+	}
+}
+
+static void
+on_message(void *ctx, const char *peer, const uint8_t *payload, size_t len)
+{
+	struct dmd_cluster *c = ctx;
+	int r = dm_wire_decode(payload, len, &c->in);
+	if (r < 0) {
+		struct log_fields f = { .peer = peer };
+		log_full(LOG_LEVEL_WARNING, &f, "malformed engine message (%zu bytes): %s; "
+		    "resetting the link", len, strerror(-r));
+		(void)peer_transport_cut_link(c->transport, peer);
+		return;
+	}
+	struct dm_event ev = { .type = DM_EV_RECEIVE, .u.receive = { .peer = peer, .msg = &c->in } };
+	step_or_warn(c, &ev, peer);
+}
+
+static void
+on_link_up(void *ctx, const char *peer)
+{
+	struct dmd_cluster *c = ctx;
+	struct log_fields f = { .peer = peer };
+	log_full(LOG_LEVEL_INFO, &f, "link up");
+	struct dm_event ev = { .type = DM_EV_LINK_UP, .u.link.peer = peer };
+	step_or_warn(c, &ev, peer);
+}
+
+static void
+on_link_down(void *ctx, const char *peer)
+{
+	struct dmd_cluster *c = ctx;
+	struct log_fields f = { .peer = peer };
+	log_full(LOG_LEVEL_INFO, &f, "link down");
+	struct dm_event ev = { .type = DM_EV_LINK_DOWN, .u.link.peer = peer };
+	step_or_warn(c, &ev, peer);
+}
+
+static void
+on_peer_restarted(void *ctx, const char *peer, uint64_t incarnation)
+{
+	struct dmd_cluster *c = ctx;
+	struct log_fields f = { .peer = peer };
+	log_full(LOG_LEVEL_NOTICE, &f, "peer restarted (incarnation %llx)",
+	    (unsigned long long)incarnation);
+	struct dm_event ev = { .type = DM_EV_PEER_RESTARTED, .u.restarted.peer = peer };
+	step_or_warn(c, &ev, peer);
+}
+
+static void
+on_refused(void *ctx, const char *peer, const char *reason)
+{
+	struct log_fields f = { .peer = peer };
+	log_full(LOG_LEVEL_WARNING, &f, "peer connection refused: %s", reason);
+}
+
+static const struct peer_transport_callbacks glue_callbacks = {
+	.on_message = on_message,
+	.on_link_up = on_link_up,
+	.on_link_down = on_link_down,
+	.on_peer_restarted = on_peer_restarted,
+	.on_refused = on_refused,
+};
+
+int
+dmd_cluster_new(struct dmd_daemon *daemon, const struct dmd_config *config,
+    uint64_t incarnation, uint64_t seed, struct dmd_cluster **ret)
+{
+	struct dmd_cluster *c = NULL;
+	SSL_CTX *tls = NULL;
+	int r;
+
+	c = calloc(1, sizeof(*c));
+	if (c == NULL)
+		return log_error_errno(ENOMEM, "cannot allocate the peer transport");
+	c->daemon = daemon;
+	r = cluster_tls_new(config, &tls);
+	if (r < 0)
+		goto fail;
+	struct peer_transport_config tc = {
+		.self = config->node_name,
+		.cluster = config->cluster,
+		.algorithm = config->algorithm,
+		.incarnation = incarnation,
+		.listen = (const char *const *)config->listen,
+		.n_listen = config->n_listen,
+		.tls = tls,
+		.seed = seed,
+		.refuse_unknown_peers = false,	/* new nodes join through a sponsor */
+		.limits = {
+			.keepalive_ms = config->keepalive_ms,
+			.keepalive_misses = config->keepalive_misses,
+			.reconnect_min_ms = config->reconnect_min_ms,
+			.reconnect_max_ms = config->reconnect_max_ms,
+			.handshake_timeout_ms = config->handshake_timeout_ms,
+			.max_handshakes = config->max_handshakes,
+			.send_queue_limit = config->send_queue_limit,
+			.write_buffer_limit = (size_t)config->write_buffer_limit,
+		},
+	};
+	r = peer_transport_new(dmd_daemon_base(daemon), &tc, &glue_callbacks, c, &c->transport);
+	SSL_CTX_free(tls);	/* the transport holds its own reference */
+	if (r < 0) {
+		log_error_errno(r, "cannot start the peer transport on %s",
+		    config->n_listen > 0 ? config->listen[0] : "(no listen address)");
+		goto fail;
+	}
+	dmd_daemon_set_transport(daemon, &glue_ops, c);
+	*ret = c;
+	return 0;
+fail:
+	free(c);
+	return r;
+}
+
+struct dmd_cluster *
+dmd_cluster_free(struct dmd_cluster *c)
+{
+	if (c == NULL)
+		return NULL;
+	dmd_daemon_set_transport(c->daemon, NULL, NULL);
+	peer_transport_free(c->transport);
+	free(c);
+	return NULL;
+}
+
+int
+dmd_cluster_reload_tls(struct dmd_cluster *c, const struct dmd_config *config)
+{
+	SSL_CTX *tls = NULL;
+	int r = cluster_tls_new(config, &tls);
+	if (r < 0)
+		return r;
+	peer_transport_set_tls(c->transport, tls);
+	SSL_CTX_free(tls);
+	log_notice("TLS files reloaded; new connections use them");
+	return 0;
+}

@@ -1,0 +1,30 @@
+/*
+ * cluster_glue.h: joins the peer transport to the daemon: engine SEND /
+ * PEER_ADD / PEER_REMOVE effects become transport calls (messages encoded
+ * with dm_wire), and transport callbacks (payload received, link up/down,
+ * peer restarted) become engine events.  No protocol decision is made here.
+ */
+#ifndef DMD_CLUSTER_GLUE_H
+#define DMD_CLUSTER_GLUE_H
+
+#include <stdint.h>
+
+struct dmd_cluster;
+struct dmd_config;
+struct dmd_daemon;
+
+/*
+ * Load the TLS files, start listening and install the transport hooks in
+ * daemon.  Returns 0, or a negative errno after logging why (bad TLS
+ * files, address in use).  *ret untouched on failure.
+ */
+int dmd_cluster_new(struct dmd_daemon *daemon, const struct dmd_config *config,
+    uint64_t incarnation, uint64_t seed, struct dmd_cluster **ret);
+struct dmd_cluster *dmd_cluster_free(struct dmd_cluster *cluster);
+
+/* Reload CA, certificate, key and CRL from config for new connections;
+ * established links keep theirs.  0, or negative errno (logged; the old
+ * files stay in use). */
+int dmd_cluster_reload_tls(struct dmd_cluster *cluster, const struct dmd_config *config);
+
+#endif /* DMD_CLUSTER_GLUE_H */

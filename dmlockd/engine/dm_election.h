@@ -1,0 +1,100 @@
+/*
+ * dm_election.h: leader election with epochs, for the algorithms that need
+ * a coordinator or token regeneration (algo_suzuki_kasami.c, algo_raymond.c,
+ * algo_naimi_trehel.c through dm_token.c).  Owns the node-level election
+ * state: status (Down, Election, Reorganization, Normal), the current epoch
+ * (counter, coordinator name) and one election in progress.
+ *
+ * An implementation (dm_election_bully.c; an invitation election can
+ * provide the same four functions) talks on the reserved lock
+ * DM_ELECTION_LOCK and calls the user's hooks at the epoch cut (acceptance),
+ * for every HELD report at the coordinator, and when the node enters Normal.
+ * Epochs are totally ordered by (counter, coordinator name) and strictly
+ * increase at every node.
+ */
+#ifndef DM_ELECTION_H
+#define DM_ELECTION_H
+
+#include "dm_algorithm.h"
+
+#define DM_ELECTION_LOCK	".dmlock/election"
+
+/* Election message kinds (algorithm range; opaque to the codec). */
+enum dm_election_kind {
+	DM_EL_ARE_YOU_UP = 112,		/* step 1: check a higher-priority node */
+	DM_EL_AYU_ANSWER,
+	DM_EL_ENTER_ELECTION,		/* step 2: serial = proposed epoch counter */
+	DM_EL_EE_ANSWER,		/* arg 1: "I outrank you" (the sender gives up) */
+	DM_EL_SET_COORDINATOR,		/* step 3: accept me; epoch cut */
+	DM_EL_HELD,			/* report: lock (named) is in use here */
+	DM_EL_SC_ANSWER,		/* arg 1: refused */
+	DM_EL_NEW_STATE,		/* step 4: payload = parent name (tree algorithms) */
+	DM_EL_NS_ANSWER,
+	DM_EL_KIND_MAX_,
+};
+
+enum dm_election_status {
+	DM_EL_DOWN = 0,		/* no epoch yet (joined through a sponsor) */
+	DM_EL_ELECTION,
+	DM_EL_REORGANIZATION,	/* accepted a coordinator; waiting for its state */
+	DM_EL_NORMAL,
+};
+
+struct dm_election_hooks {
+	/* Epoch cut: this node adopts the new epoch (el->k, el->coord); report
+	 * every lock it is using with dm_election_report_held(). */
+	void	(*cut)(struct dm_engine *e);
+	/* At the coordinator: member 'from' uses lock m->lock (a HELD report). */
+	void	(*held)(struct dm_engine *e, dm_slot_t from, const struct dm_msg *m);
+	/* The node enters Normal in the current epoch. */
+	void	(*normal)(struct dm_engine *e);
+};
+
+struct dm_election {
+	const struct dm_election_hooks *hooks;
+	uint8_t		 status;		/* enum dm_election_status */
+	uint8_t		 step;			/* implementation's */
+	uint16_t	 waiting_n;
+	uint64_t	 k;			/* current epoch counter */
+	uint64_t	 k_seen;		/* highest counter seen anywhere */
+	uint64_t	 k_try;			/* counter proposed by our election */
+	char		 coord[DM_NODE_NAME_MAX + 1];	/* current coordinator */
+	char		 halted[DM_NODE_NAME_MAX + 1];	/* who made us enter Election */
+	size_t		 members_at_epoch;	/* roster size when the epoch began */
+	char		 parent[DM_NODE_NAME_MAX + 1];	/* tree parent given by NEW_STATE */
+	uint8_t		 waiting[DM_NODES_MAX / 8];	/* answers awaited this step */
+	/* Statistics (status output, simulator reports). */
+	uint64_t	 elections_started, elections_won, epochs;
+};
+
+/* Shared helpers (dm_election.c). */
+void		 dm_election_init(struct dm_engine *e, struct dm_election *el,
+		    const struct dm_election_hooks *hooks);
+struct dm_lock	*dm_election_lock(struct dm_engine *e);
+bool		 dm_election_is_lock(const struct dm_lock *l);
+bool		 dm_election_owns_kind(uint8_t kind);
+dm_slot_t	 dm_election_slot_by_name(const struct dm_engine *e, const char *name, size_t len);
+dm_slot_t	 dm_election_coordinator(const struct dm_engine *e, const struct dm_election *el);
+bool		 dm_election_i_coordinate(const struct dm_engine *e, const struct dm_election *el);
+/* Priority: the lower name outranks.  >0 if a outranks b. */
+int		 dm_election_outranks(const struct dm_engine *e, dm_slot_t a, dm_slot_t b);
+/* Stamp an algorithm message with the current epoch (serial, node). */
+void		 dm_election_stamp(const struct dm_election *el, struct dm_msg *m);
+/* Is an algorithm message of the current epoch (and may it be acted on)? */
+bool		 dm_election_current(const struct dm_election *el, const struct dm_msg *m);
+/* Members not departing. */
+size_t		 dm_election_members(const struct dm_engine *e);
+/* Does the roster still look like the one the epoch began with? */
+bool		 dm_election_roster_stale(const struct dm_engine *e, const struct dm_election *el);
+/* During the cut hook: tell the coordinator that lock l is in use here. */
+void		 dm_election_report_held(struct dm_engine *e, struct dm_election *el,
+		    const struct dm_lock *l);
+
+/* The implementation (dm_election_bully.c). */
+void		 dm_election_start(struct dm_engine *e, struct dm_election *el, const char *why);
+int		 dm_election_receive(struct dm_engine *e, struct dm_election *el, dm_slot_t from,
+		    const struct dm_msg *m);
+void		 dm_election_timer(struct dm_engine *e, struct dm_election *el);
+void		 dm_election_peer_gone(struct dm_engine *e, struct dm_election *el, dm_slot_t slot);
+
+#endif /* DM_ELECTION_H */

@@ -1,0 +1,492 @@
+/*
+ * dm_engine.c: the engine's entry points (new/free/step), event dispatch,
+ * timers dispatch, lock state lifetime and the services algorithms call
+ * (messages, tokens, time).  Local clients live in dm_local.c, the roster
+ * and leases in dm_roster.c.  Never reads a clock, a socket or random().
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dm_engine_private.h"
+
+#define container_of(p, type, member) ((type *)(void *)((char *)(p) - offsetof(type, member)))
+
+/* --- Effects and messages --- */
+
+void
+dm_emit(struct dm_engine *e, const struct dm_effect *fx)
+{
+	if (e->emit != NULL)
+		e->emit(e->emit_ctx, fx);
+}
+
+struct dm_msg *
+dm_msg_begin(struct dm_engine *e, uint8_t kind, const struct dm_lock *l)
+{
+	struct dm_msg *m = &e->scratch;
+
+	m->kind = kind;
+	m->mode = 0;
+	m->flags = 0;
+	m->node_len = 0;
+	m->address_len = 0;
+	m->payload_len = 0;
+	m->seq = 0;
+	m->token = e->token_hw;
+	if (kind >= DM_MSG_ALGO_BASE && (e->breakage & DM_BREAK_STALE_TOKEN))
+		m->token = 0;
+	m->epoch = e->epoch;
+	m->incarnation = e->incarnation;
+	m->serial = 0;
+	m->arg = 0;
+	m->node[0] = '\0';
+	m->address[0] = '\0';
+	if (l != NULL) {
+		m->lock_len = l->name_len;
+		memcpy(m->lock, l->name, l->name_len + 1u);
+	} else {
+		m->lock_len = 0;
+		m->lock[0] = '\0';
+	}
+	return m;
+}
+
+void
+dm_send(struct dm_engine *e, dm_slot_t to, const struct dm_msg *m)
+{
+	struct dm_effect fx = { .type = DM_FX_SEND };
+
+	if (to >= DM_NODES_MAX || !e->nodes[to].used || to == e->self)
+		return;
+	fx.u.send.peer = e->nodes[to].name;
+	fx.u.send.msg = m;
+	dm_emit(e, &fx);
+}
+
+void
+dm_log(struct dm_engine *e, enum dm_log_level level, const char *text,
+    const struct dm_lock *l, dm_slot_t peer)
+{
+	struct dm_effect fx = { .type = DM_FX_LOG };
+
+	fx.u.log.level = level;
+	fx.u.log.text = text;
+	fx.u.log.lock = l != NULL ? l->name : NULL;
+	fx.u.log.peer = peer < DM_NODES_MAX && e->nodes[peer].used ? e->nodes[peer].name : NULL;
+	dm_emit(e, &fx);
+}
+
+/* --- Tokens and time --- */
+
+void
+dm_token_observe(struct dm_engine *e, uint64_t token)
+{
+	if (token > e->token_hw)
+		e->token_hw = token;
+}
+
+dm_msec_t
+dm_now(const struct dm_engine *e)
+{
+	return e->now;
+}
+
+dm_msec_t
+dm_request_timeout(const struct dm_engine *e)
+{
+	return e->request_timeout_ms;
+}
+
+dm_msec_t
+dm_probe_timeout(const struct dm_engine *e)
+{
+	return e->probe_timeout_ms;
+}
+
+bool
+dm_broken(const struct dm_engine *e, uint32_t flag)
+{
+	return (e->breakage & flag) != 0;
+}
+
+/* --- Lock state --- */
+
+void *
+dm_lock_state(struct dm_lock *l)
+{
+	return l->algo_state;
+}
+
+const void *
+dm_lock_state_const(const struct dm_lock *l)
+{
+	return l->algo_state;
+}
+
+const char *
+dm_lock_name(const struct dm_lock *l)
+{
+	return l->name;
+}
+
+void *
+dm_algo_node_state(struct dm_engine *e)
+{
+	return e->algo_node;
+}
+
+const void *
+dm_algo_node_state_const(const struct dm_engine *e)
+{
+	return e->algo_node;
+}
+
+struct dm_lock *
+dm_lock_get(struct dm_engine *e, const char *name, size_t len, bool create)
+{
+	struct dm_lock *l = dm_table_lock_find(e, name, len);
+
+	if (l != NULL || !create || len == 0 || len > DM_LOCK_NAME_MAX)
+		return l;
+	l = calloc(1, sizeof(*l) + e->algo->lock_state_size);
+	if (l == NULL)
+		return NULL;
+	memcpy(l->name, name, len);
+	l->name[len] = '\0';
+	l->name_len = (uint8_t)len;
+	l->timer.kind = DM_TIMER_LOCK;
+	dm_table_lock_insert(e, l);
+	return l;
+}
+
+static bool
+lock_idle(const struct dm_engine *e, const struct dm_lock *l)
+{
+	return l->phase == DM_PHASE_IDLE && l->holders.n == 0 && l->waiters.n == 0 &&
+	    l->timer.heap_index == 0 && !l->in_reconcile && e->algo->idle(e, l);
+}
+
+void
+dm_lock_maybe_free(struct dm_engine *e, struct dm_lock *l)
+{
+	if (l == NULL || l->free_pending || !lock_idle(e, l))
+		return;
+	l->free_pending = true;
+	l->fnext = e->free_list;
+	e->free_list = l;
+}
+
+static void
+free_idle_locks(struct dm_engine *e)
+{
+	struct dm_lock *l;
+
+	while ((l = e->free_list) != NULL) {
+		e->free_list = l->fnext;
+		l->free_pending = false;
+		if (lock_idle(e, l)) {
+			dm_table_lock_remove(e, l);
+			if (e->algo->lock_fini != NULL)
+				e->algo->lock_fini(e, l);
+			free(l);
+		}
+	}
+}
+
+void
+dm_lock_timer_arm(struct dm_engine *e, struct dm_lock *l, dm_msec_t at)
+{
+	dm_timer_arm(e, &l->timer, at);
+}
+
+void
+dm_lock_timer_stop(struct dm_engine *e, struct dm_lock *l)
+{
+	dm_timer_stop(e, &l->timer);
+}
+
+/* --- Construction --- */
+
+static int
+config_check_timing(const struct dm_engine *e)
+{
+	/* L/(1-rho) + D_stop < (T_fail + D_lock)/(1+rho); see NOTES.md. */
+	double rho = (double)e->drift_ppm / 1e6;
+	double t_fail = (double)e->request_timeout_ms + (double)e->probe_timeout_ms;
+	double left = (double)e->lease_ms / (1.0 - rho) + (double)e->stop_ms;
+	double right = (t_fail + (double)e->lock_delay_ms) / (1.0 + rho);
+
+	if (e->drift_ppm >= 500000 || e->heartbeat_ms == 0 || e->heartbeat_ms >= e->lease_ms)
+		return -EINVAL;
+	if (e->policy == DM_FAILURE_MAJORITY && !(left < right))
+		return -EINVAL;
+	return 0;
+}
+
+static dm_msec_t
+or_default(dm_msec_t v, dm_msec_t def)
+{
+	return v != 0 ? v : def;
+}
+
+int
+dm_engine_new(const struct dm_engine_config *cfg, struct dm_engine **ret)
+{
+	struct dm_engine *e;
+	int r;
+
+	if (cfg == NULL || ret == NULL || cfg->self == NULL ||
+	    !dm_node_name_valid(cfg->self, strlen(cfg->self)) ||
+	    (cfg->failure_policy != DM_FAILURE_MAJORITY && cfg->failure_policy != DM_FAILURE_PAPER))
+		return -EINVAL;
+	e = calloc(1, sizeof(*e));
+	if (e == NULL)
+		return -ENOMEM;
+	e->algo = dm_algorithm_find(cfg->algorithm != NULL ? cfg->algorithm : "ricart-agrawala");
+	r = -EINVAL;
+	if (e->algo == NULL)
+		goto fail;
+	if (cfg->cluster != NULL) {
+		if (strlen(cfg->cluster) > DM_NODE_NAME_MAX)
+			goto fail;
+		memcpy(e->cluster, cfg->cluster, strlen(cfg->cluster) + 1);
+	}
+	e->policy = cfg->failure_policy;
+	e->incarnation = cfg->incarnation;
+	e->seed = cfg->seed;
+	e->breakage = cfg->test_breakage;
+	e->request_timeout_ms = or_default(cfg->request_timeout_ms, DM_DEFAULT_REQUEST_TIMEOUT_MS);
+	e->probe_timeout_ms = or_default(cfg->probe_timeout_ms, DM_DEFAULT_PROBE_TIMEOUT_MS);
+	e->lease_ms = or_default(cfg->lease_ms, DM_DEFAULT_LEASE_MS);
+	e->heartbeat_ms = or_default(cfg->heartbeat_ms, DM_DEFAULT_HEARTBEAT_MS);
+	e->restart_interval_ms = or_default(cfg->restart_interval_ms,
+	    DM_DEFAULT_RESTART_INTERVAL_MS);
+	e->stop_ms = or_default(cfg->stop_ms, DM_DEFAULT_STOP_MS);
+	e->lock_delay_ms = cfg->lock_delay_ms;
+	e->drift_ppm = cfg->clock_drift_ppm != 0 ? cfg->clock_drift_ppm : DM_DEFAULT_DRIFT_PPM;
+	if (config_check_timing(e) < 0)
+		goto fail;
+	r = -ENOMEM;
+	if (e->algo->node_state_size > 0) {
+		e->algo_node = calloc(1, e->algo->node_state_size);
+		if (e->algo_node == NULL)
+			goto fail;
+	}
+	e->heap = calloc(256, sizeof(*e->heap));
+	if (e->heap == NULL)
+		goto fail;
+	e->heap_cap = 256;
+	r = dm_table_init(e);
+	if (r < 0)
+		goto fail;
+	e->heartbeat_timer.kind = DM_TIMER_HEARTBEAT;
+	e->lease_timer.kind = DM_TIMER_LEASE;
+	e->roster_timer.kind = DM_TIMER_ROSTER;
+	e->vote_timer.kind = DM_TIMER_VOTE;
+	e->vote_subject = DM_SLOT_NONE;
+	r = dm_roster_init(e, cfg);
+	if (r < 0)
+		goto fail;
+	if (e->algo->node_init != NULL) {
+		r = e->algo->node_init(e, e->algo_node);
+		if (r < 0)
+			goto fail;
+	}
+	*ret = e;
+	return 0;
+fail:
+	dm_engine_free(e);
+	return r;
+}
+
+struct dm_engine *
+dm_engine_free(struct dm_engine *e)
+{
+	if (e == NULL)
+		return NULL;
+	if (e->locks != NULL) {
+		if (e->algo->lock_fini != NULL)
+			for (size_t i = 0; i < e->locks_buckets; i++)
+				for (struct dm_lock *l = e->locks[i]; l != NULL; l = l->hnext)
+					e->algo->lock_fini(e, l);
+		dm_table_fini(e);
+	}
+	free(e->heap);
+	free(e->algo_node);
+	free(e);
+	return NULL;
+}
+
+/* --- Stepping --- */
+
+static int
+engine_receive(struct dm_engine *e, const char *peer, const struct dm_msg *m)
+{
+	dm_slot_t from;
+	struct dm_lock *l;
+	int r;
+
+	if (peer == NULL || m == NULL || !dm_node_name_valid(peer, strlen(peer)))
+		return -EPROTO;
+	if (m->node_len > DM_NODE_NAME_MAX ||
+	    m->address_len > DM_ADDRESS_MAX || m->payload_len > DM_MSG_PAYLOAD_MAX)
+		return -EPROTO;
+	from = dm_roster_find(e, peer, strlen(peer));
+	if (m->kind < DM_MSG_ALGO_BASE)
+		return dm_roster_receive(e, from, peer, m);
+	if (m->lock_len == 0 || !dm_lock_name_valid(m->lock, m->lock_len))
+		return -EPROTO;
+	if (from == DM_SLOT_NONE || from == e->self)
+		return dm_roster_receive(e, from, peer, m);	/* tells it to rejoin */
+	if (e->membership == DM_MEMBER_JOINING || e->membership == DM_MEMBER_RESTARTING ||
+	    e->membership == DM_MEMBER_LEFT)
+		return 0;
+	e->nodes[from].last_heard = e->now;
+	if (e->nodes[from].incarnation == 0)
+		e->nodes[from].incarnation = m->incarnation;
+	dm_token_observe(e, m->token);
+	if (m->epoch > e->epoch)
+		e->epoch = m->epoch;
+	l = dm_table_lock_find(e, m->lock, m->lock_len);
+	r = e->algo->receive(e, l, from, m);
+	l = dm_table_lock_find(e, m->lock, m->lock_len);
+	if (l != NULL)
+		dm_lock_maybe_free(e, l);
+	return r;
+}
+
+static void
+timer_fire(struct dm_engine *e, struct dm_timer *t)
+{
+	switch (t->kind) {
+	case DM_TIMER_WAIT:
+		dm_local_wait_expired(e, container_of(t, struct dm_client, wait));
+		break;
+	case DM_TIMER_LOCK: {
+		struct dm_lock *l = container_of(t, struct dm_lock, timer);
+		e->algo->timer(e, l);
+		dm_lock_maybe_free(e, l);
+		break;
+	}
+	default:
+		dm_roster_timer(e, t);
+		break;
+	}
+}
+
+static void
+run_timers(struct dm_engine *e)
+{
+	struct dm_timer *t;
+
+	while ((t = dm_timer_due(e, e->now)) != NULL)
+		timer_fire(e, t);
+}
+
+int
+dm_engine_step(struct dm_engine *e, const struct dm_event *ev, dm_effect_fn *emit, void *ctx)
+{
+	int r = 0;
+
+	if (e == NULL || ev == NULL)
+		return -EINVAL;
+	if (ev->now > e->now)
+		e->now = ev->now;
+	e->emit = emit;
+	e->emit_ctx = ctx;
+	if (!e->started) {
+		e->started = true;
+		dm_roster_start(e);
+	}
+	run_timers(e);
+	switch (ev->type) {
+	case DM_EV_TICK:
+		break;
+	case DM_EV_ACQUIRE:
+		r = dm_local_acquire(e, ev);
+		break;
+	case DM_EV_RELEASE:
+		r = dm_local_release(e, ev->u.release.handle, false);
+		break;
+	case DM_EV_CANCEL:
+		r = dm_local_release(e, ev->u.cancel.handle, true);
+		break;
+	case DM_EV_RECEIVE:
+		r = engine_receive(e, ev->u.receive.peer, ev->u.receive.msg);
+		break;
+	case DM_EV_LINK_UP:
+	case DM_EV_LINK_DOWN:
+		if (ev->u.link.peer == NULL) {
+			r = -EINVAL;
+			break;
+		}
+		dm_roster_link(e, ev->u.link.peer, ev->type == DM_EV_LINK_UP);
+		break;
+	case DM_EV_PEER_RESTARTED:
+		if (ev->u.restarted.peer == NULL) {
+			r = -EINVAL;
+			break;
+		}
+		dm_roster_restarted(e, ev->u.restarted.peer);
+		break;
+	case DM_EV_LEAVE:
+		r = dm_roster_leave(e);
+		break;
+	case DM_EV_REMOVE_NODE:
+		r = ev->u.remove.peer != NULL ? dm_roster_remove_admin(e, ev->u.remove.peer) : -EINVAL;
+		break;
+	default:
+		r = -EINVAL;
+		break;
+	}
+	run_timers(e);
+	free_idle_locks(e);
+	e->emit = NULL;
+	e->emit_ctx = NULL;
+	return r;
+}
+
+dm_msec_t
+dm_engine_next_deadline(const struct dm_engine *e)
+{
+	if (!e->started)
+		return 0;
+	return dm_timer_next(e);
+}
+
+/* --- Views --- */
+
+void
+dm_engine_get_stats(const struct dm_engine *e, struct dm_engine_stats *ret)
+{
+	ret->algorithm = e->algo->name;
+	ret->roster_size = e->n_nodes;
+	ret->locks_active = e->locks_n;
+	ret->locks_held_local = e->held_local;
+	ret->waiters_local = e->waiting_local;
+	ret->epoch = e->epoch;
+	ret->ready = dm_roster_ready(e);
+}
+
+void
+dm_engine_visit_roster(const struct dm_engine *e, dm_roster_visit_fn *fn, void *ctx)
+{
+	for (size_t i = 0; i < DM_NODES_MAX; i++)
+		if (e->nodes[i].used)
+			fn(ctx, e->nodes[i].name, e->nodes[i].address, i == e->self,
+			    i == e->self || e->nodes[i].link_up);
+}
+
+void
+dm_engine_visit_local_locks(const struct dm_engine *e, dm_lock_visit_fn *fn, void *ctx)
+{
+	for (size_t i = 0; i < e->locks_buckets; i++)
+		for (const struct dm_lock *l = e->locks[i]; l != NULL; l = l->hnext) {
+			for (const struct dm_client *c = l->holders.head; c != NULL; c = c->next)
+				fn(ctx, l->name, c->handle, c->mode, true, c->token, c->since);
+			for (const struct dm_client *c = l->waiters.head; c != NULL; c = c->next)
+				fn(ctx, l->name, c->handle, c->mode, false, 0, c->since);
+		}
+}

@@ -1,0 +1,284 @@
+/*
+ * dm_engine_private.h: the engine's internal structures, shared by the
+ * engine's own files (dm_engine.c, dm_local.c, dm_roster.c, dm_table.c,
+ * dm_timer.c).  Algorithms use dm_algorithm.h instead.
+ */
+#ifndef DM_ENGINE_PRIVATE_H
+#define DM_ENGINE_PRIVATE_H
+
+#include <stdalign.h>
+
+#include "dm_algorithm.h"
+#include "dm_engine.h"
+#include "dm_msg.h"
+
+/* Fencing tokens: roster epoch in the high bits, a counter below. */
+#define DM_TOKEN_EPOCH_SHIFT	40
+
+/* Reserved lock used for roster changes (RA §7.2.2); clients may not name
+ * anything under DM_RESERVED_PREFIX. */
+#define DM_RESERVED_PREFIX	".dmlock/"
+#define DM_ROSTER_LOCK		".dmlock/roster"
+
+/* Documented defaults (NOTES.md). */
+#define DM_DEFAULT_REQUEST_TIMEOUT_MS	5000
+#define DM_DEFAULT_PROBE_TIMEOUT_MS	2000
+#define DM_DEFAULT_LEASE_MS		3000
+#define DM_DEFAULT_HEARTBEAT_MS		500
+#define DM_DEFAULT_RESTART_INTERVAL_MS	10000
+#define DM_DEFAULT_STOP_MS		1000
+#define DM_DEFAULT_DRIFT_PPM		10000
+#define DM_DEFAULT_JOIN_RETRY_MS	2000
+
+enum dm_timer_kind {
+	DM_TIMER_WAIT = 1,	/* a local waiter's wait bound (struct dm_client) */
+	DM_TIMER_LOCK,		/* the algorithm's per-lock timer (struct dm_lock) */
+	DM_TIMER_HEARTBEAT,	/* engine: send the next lease heartbeat */
+	DM_TIMER_LEASE,		/* engine: the lease runs out */
+	DM_TIMER_ROSTER,	/* engine: join/leave/vote retries, restart interval */
+	DM_TIMER_VOTE,		/* engine: lock delay after a majority removal */
+};
+
+struct dm_timer {
+	dm_msec_t	at;
+	uint32_t	heap_index;	/* 1-based position in the heap; 0 = not armed */
+	uint8_t		kind;		/* enum dm_timer_kind */
+};
+
+/* A local client's request or grant. */
+struct dm_client {
+	struct dm_client *hnext;	/* handle hash chain */
+	struct dm_client *next, *prev;	/* lock's holder list or waiter FIFO */
+	struct dm_lock	*lock;
+	uint64_t	 handle;
+	uint64_t	 token;
+	dm_msec_t	 since;
+	struct dm_timer	 wait;
+	uint8_t		 mode;
+	bool		 granted;
+	bool		 try_once;
+};
+
+/* The node's cluster-level state for one lock. */
+enum dm_phase {
+	DM_PHASE_IDLE = 0,
+	DM_PHASE_REQUESTING,
+	DM_PHASE_HOLDING,
+};
+
+struct dm_client_list {
+	struct dm_client *head, *tail;
+	uint32_t	 n;
+};
+
+struct dm_lock {
+	struct dm_lock	*hnext;
+	uint32_t	 hash;
+	uint8_t		 name_len;
+	uint8_t		 phase;		/* enum dm_phase */
+	uint8_t		 node_mode;	/* mode requested/held by this node */
+	bool		 try_request;	/* the pending request is try-once */
+	bool		 lost;		/* being torn down: no local handoff */
+	bool		 fresh;		/* permission just obtained: grant the head */
+	bool		 in_reconcile;
+	bool		 free_pending;	/* on the engine's free list */
+	struct dm_lock	*fnext;		/* free list: checked and freed after the step */
+	struct dm_client_list holders;
+	struct dm_client_list waiters;
+	struct dm_timer	 timer;		/* the algorithm's */
+	char		 name[DM_LOCK_NAME_MAX + 1];
+	alignas(8) unsigned char algo_state[];
+};
+
+/* Roster entry (the paper's NAMES table). */
+struct dm_node {
+	bool		 used;
+	bool		 link_up;
+	bool		 departing;	/* LEAVE received / removal in progress */
+	bool		 condemned;	/* we agreed to remove it: no more lease acks */
+	uint8_t		 name_len;
+	char		 name[DM_NODE_NAME_MAX + 1];
+	char		 address[DM_ADDRESS_MAX + 1];
+	uint64_t	 incarnation;
+	dm_msec_t	 last_heard;	/* last message received from it */
+};
+
+/* A lease heartbeat awaiting acknowledgements (majority policy). */
+#define DM_HEARTBEATS_INFLIGHT	16
+struct dm_heartbeat {
+	uint64_t	serial;
+	dm_msec_t	sent_at;
+	uint16_t	acks;
+	uint8_t		acked[DM_NODES_MAX / 8];
+};
+
+enum dm_membership {
+	DM_MEMBER_STANDALONE_START = 0,	/* before the first step */
+	DM_MEMBER_JOINING,		/* waiting for a sponsor (RA §7.2) */
+	DM_MEMBER_SYNCING,		/* roster known; collecting sequence numbers */
+	DM_MEMBER_ACTIVE,
+	DM_MEMBER_LEAVING,		/* LEAVE sent, awaiting acks (RA §7.3) */
+	DM_MEMBER_LEFT,
+	DM_MEMBER_RESTARTING,		/* told to rejoin: waiting the restart interval */
+};
+
+struct dm_engine {
+	const struct dm_algorithm *algo;
+	void		*algo_node;
+
+	/* Configuration (copied). */
+	char		 cluster[DM_NODE_NAME_MAX + 1];
+	enum dm_failure_policy policy;
+	uint64_t	 incarnation;
+	uint64_t	 seed;
+	dm_msec_t	 request_timeout_ms, probe_timeout_ms, lease_ms, heartbeat_ms;
+	dm_msec_t	 restart_interval_ms, stop_ms, lock_delay_ms;
+	uint32_t	 drift_ppm;
+	uint32_t	 breakage;
+	char		 sponsor[DM_NODE_NAME_MAX + 1];
+	char		 sponsor_address[DM_ADDRESS_MAX + 1];
+
+	/* The current step. */
+	dm_msec_t	 now;
+	dm_effect_fn	*emit;
+	void		*emit_ctx;
+	bool		 started;
+	int		 step_error;
+
+	/* Roster. */
+	struct dm_node	 nodes[DM_NODES_MAX];
+	size_t		 n_nodes;
+	dm_slot_t	 self;
+	uint64_t	 epoch;
+	enum dm_membership membership;
+	struct dm_timer	 roster_timer;
+	/* Joining: sequence-number answers still awaited. */
+	uint8_t		 seq_waiting[DM_NODES_MAX / 8];
+	uint16_t	 seq_waiting_n;
+	/* Sponsor side of a join, and leaving: acks awaited. */
+	char		 joiner[DM_NODE_NAME_MAX + 1];
+	char		 joiner_address[DM_ADDRESS_MAX + 1];
+	uint64_t	 joiner_incarnation;
+	uint64_t	 join_serial;
+	uint8_t		 ack_waiting[DM_NODES_MAX / 8];
+	uint16_t	 ack_waiting_n;
+	bool		 sponsoring;	/* roster lock requested for a joiner */
+	/* Majority removal votes. */
+	dm_slot_t	 vote_subject;
+	uint64_t	 vote_serial;
+	uint16_t	 vote_yes;
+	uint8_t		 voted[DM_NODES_MAX / 8];
+	struct dm_timer	 vote_timer;	/* D_lock before a removal is used */
+
+	/* Fencing tokens. */
+	uint64_t	 token_hw;	/* highest token granted or seen */
+
+	/* Leases (majority policy). */
+	dm_msec_t	 lease_until;
+	struct dm_timer	 heartbeat_timer;
+	struct dm_timer	 lease_timer;
+	uint64_t	 heartbeat_serial;
+	struct dm_heartbeat heartbeats[DM_HEARTBEATS_INFLIGHT];
+
+	/* Lock table (chained hash keyed by name) and handle table. */
+	struct dm_lock	**locks;
+	size_t		 locks_buckets, locks_n;
+	struct dm_client **clients;
+	size_t		 clients_buckets, clients_n;
+	size_t		 held_local, waiting_local;
+	struct dm_lock	*free_list;	/* idle candidates, freed at the end of a step */
+
+	/* Timer heap. */
+	struct dm_timer	**heap;
+	size_t		 heap_n, heap_cap;
+
+	/* Scratch for effects (valid during the emit callback only). */
+	struct dm_msg	 scratch;
+};
+
+/* dm_table.c */
+uint32_t	 dm_hash_bytes(const void *p, size_t len);
+int		 dm_table_init(struct dm_engine *e);
+void		 dm_table_fini(struct dm_engine *e);
+struct dm_lock	*dm_table_lock_find(struct dm_engine *e, const char *name, size_t len);
+int		 dm_table_lock_insert(struct dm_engine *e, struct dm_lock *l);
+void		 dm_table_lock_remove(struct dm_engine *e, struct dm_lock *l);
+struct dm_client *dm_table_client_find(struct dm_engine *e, uint64_t handle);
+int		 dm_table_client_insert(struct dm_engine *e, struct dm_client *c);
+void		 dm_table_client_remove(struct dm_engine *e, struct dm_client *c);
+/* Call fn on every lock; fn may not free other locks but may free l. */
+void		 dm_table_lock_foreach(struct dm_engine *e,
+		    void (*fn)(struct dm_engine *, struct dm_lock *, void *), void *arg);
+
+/* dm_timer.c */
+int		 dm_timer_arm(struct dm_engine *e, struct dm_timer *t, dm_msec_t at);
+void		 dm_timer_stop(struct dm_engine *e, struct dm_timer *t);
+struct dm_timer	*dm_timer_due(struct dm_engine *e, dm_msec_t now);
+dm_msec_t	 dm_timer_next(const struct dm_engine *e);
+
+/* dm_engine.c */
+void		 dm_emit(struct dm_engine *e, const struct dm_effect *fx);
+void		 dm_lock_maybe_free(struct dm_engine *e, struct dm_lock *l);
+void		 dm_token_observe(struct dm_engine *e, uint64_t token);
+bool		 dm_lease_needed(const struct dm_engine *e);
+bool		 dm_lease_valid(const struct dm_engine *e);
+
+/* dm_local.c: local clients and the node's phase per lock. */
+int		 dm_local_acquire(struct dm_engine *e, const struct dm_event *ev);
+int		 dm_local_release(struct dm_engine *e, uint64_t handle, bool cancel);
+void		 dm_local_wait_expired(struct dm_engine *e, struct dm_client *c);
+void		 dm_local_reconcile(struct dm_engine *e, struct dm_lock *l);
+void		 dm_local_lose_all(struct dm_engine *e, int reason, bool deny_waiters);
+void		 dm_local_extend_all(struct dm_engine *e);
+void		 dm_local_kick_all(struct dm_engine *e);
+
+/* dm_roster.c */
+int		 dm_roster_init(struct dm_engine *e, const struct dm_engine_config *cfg);
+void		 dm_roster_start(struct dm_engine *e);
+dm_slot_t	 dm_roster_find(const struct dm_engine *e, const char *name, size_t len);
+int		 dm_roster_receive(struct dm_engine *e, dm_slot_t from, const char *peer,
+		    const struct dm_msg *m);
+void		 dm_roster_timer(struct dm_engine *e, struct dm_timer *t);
+void		 dm_roster_link(struct dm_engine *e, const char *peer, bool up);
+void		 dm_roster_restarted(struct dm_engine *e, const char *peer);
+int		 dm_roster_leave(struct dm_engine *e);
+int		 dm_roster_remove_admin(struct dm_engine *e, const char *peer);
+void		 dm_roster_lock_permitted(struct dm_engine *e, struct dm_lock *l);
+bool		 dm_roster_ready(const struct dm_engine *e);
+void		 dm_roster_erase(struct dm_engine *e, dm_slot_t slot);
+int		 dm_roster_add_member(struct dm_engine *e, const char *name, const char *address,
+		    uint64_t incarnation, bool announce);
+
+/* dm_membership.c: join (RA §7.2), leave (§7.3), failure (§7.4). */
+void		 dm_membership_join_start(struct dm_engine *e);
+void		 dm_membership_progress(struct dm_engine *e);
+void		 dm_membership_vote_start(struct dm_engine *e, dm_slot_t slot);
+int		 dm_membership_on_stranger(struct dm_engine *e, const char *peer,
+		    const struct dm_msg *m);
+int		 dm_membership_receive(struct dm_engine *e, dm_slot_t from, const char *peer,
+		    const struct dm_msg *m);
+
+/* dm_lease.c */
+void		 dm_lease_activity(struct dm_engine *e);
+void		 dm_lease_heartbeat_timer(struct dm_engine *e);
+void		 dm_lease_timer(struct dm_engine *e);
+int		 dm_lease_on_heartbeat(struct dm_engine *e, dm_slot_t from, const struct dm_msg *m);
+int		 dm_lease_on_heartbeat_ack(struct dm_engine *e, dm_slot_t from,
+		    const struct dm_msg *m);
+
+static inline bool
+dm_bit_get(const uint8_t *bits, size_t i)
+{
+	return (bits[i / 8] >> (i % 8)) & 1u;
+}
+
+static inline void
+dm_bit_set(uint8_t *bits, size_t i, bool v)
+{
+	if (v)
+		bits[i / 8] |= (uint8_t)(1u << (i % 8));
+	else
+		bits[i / 8] &= (uint8_t)~(1u << (i % 8));
+}
+
+#endif /* DM_ENGINE_PRIVATE_H */

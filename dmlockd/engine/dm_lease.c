@@ -1,0 +1,163 @@
+/*
+ * dm_lease.c: the holder lease of failure_policy = majority.
+ *
+ * While this node requests or holds any lock it sends HEARTBEAT(serial) to
+ * every member each heartbeat_ms.  When a strict majority of the roster
+ * (self included) has acknowledged the heartbeat sent at time t, the lease
+ * runs until t + lease_ms: counted from the *send* time, so no delay in the
+ * network can stretch it.  Local grants carry the lease end as their
+ * deadline and are extended with DM_FX_EXTEND; when the lease runs out
+ * every local holder gets DM_FX_LOST before any peer may act, because a
+ * member that agreed to remove this node stops acknowledging its
+ * heartbeats and waits T_fail before agreeing (see NOTES.md for the
+ * inequality).  Under failure_policy = paper, in a one-node roster, or with
+ * DM_BREAK_NO_LEASE, there is no lease and grants carry no deadline.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "dm_engine_private.h"
+
+bool
+dm_lease_needed(const struct dm_engine *e)
+{
+	return e->policy == DM_FAILURE_MAJORITY && e->n_nodes > 1 &&
+	    !(e->breakage & DM_BREAK_NO_LEASE);
+}
+
+bool
+dm_lease_valid(const struct dm_engine *e)
+{
+	return e->now < e->lease_until;
+}
+
+/* Open a new lease round sent now. */
+static uint64_t
+lease_round_open(struct dm_engine *e)
+{
+	uint64_t serial = ++e->heartbeat_serial;
+	struct dm_heartbeat *hb = &e->heartbeats[serial % DM_HEARTBEATS_INFLIGHT];
+
+	memset(hb, 0, sizeof(*hb));
+	hb->serial = serial;
+	hb->sent_at = e->now;
+	hb->acks = 1;	/* self */
+	dm_bit_set(hb->acked, e->self, true);
+	return serial;
+}
+
+uint64_t
+dm_lease_round(struct dm_engine *e)
+{
+	const struct dm_heartbeat *last;
+
+	if (!dm_lease_needed(e))
+		return 0;
+	if (e->heartbeat_timer.heap_index == 0)
+		dm_timer_arm(e, &e->heartbeat_timer, e->now + e->heartbeat_ms);
+	/* Requests in quick succession share a round (its lease counts from
+	 * a little earlier, which is only more conservative). */
+	last = &e->heartbeats[e->heartbeat_serial % DM_HEARTBEATS_INFLIGHT];
+	if (e->heartbeat_serial != 0 && last->serial == e->heartbeat_serial &&
+	    e->now - last->sent_at < e->heartbeat_ms / 4)
+		return last->serial;
+	return lease_round_open(e);
+}
+
+bool
+dm_lease_may_ack(const struct dm_engine *e, dm_slot_t to)
+{
+	return to < DM_NODES_MAX && e->nodes[to].used && !e->nodes[to].condemned;
+}
+
+static void lease_acked(struct dm_engine *e, dm_slot_t from, uint64_t serial);
+
+void
+dm_lease_ack(struct dm_engine *e, dm_slot_t from, uint64_t serial)
+{
+	if (serial != 0 && from < DM_NODES_MAX && e->nodes[from].used)
+		lease_acked(e, from, serial);
+}
+
+static void
+lease_send_heartbeat(struct dm_engine *e)
+{
+	uint64_t serial = lease_round_open(e);
+	struct dm_msg *m;
+
+	m = dm_msg_begin(e, DM_MSG_HEARTBEAT, NULL);
+	m->token = 0;
+	m->serial = serial;
+	for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
+	    j = dm_roster_next(e, j))
+		dm_send(e, j, m);
+	dm_timer_arm(e, &e->heartbeat_timer, e->now + e->heartbeat_ms);
+}
+
+/* A lock is being requested or held: keep heartbeats going. */
+void
+dm_lease_activity(struct dm_engine *e)
+{
+	if (!dm_lease_needed(e) || e->heartbeat_timer.heap_index != 0)
+		return;
+	lease_send_heartbeat(e);
+}
+
+void
+dm_lease_heartbeat_timer(struct dm_engine *e)
+{
+	if (!dm_lease_needed(e) || (e->held_local == 0 && e->waiting_local == 0))
+		return;	/* idle: let the lease lapse quietly */
+	lease_send_heartbeat(e);
+}
+
+void
+dm_lease_timer(struct dm_engine *e)
+{
+	if (e->now < e->lease_until || e->held_local == 0)
+		return;
+	dm_log(e, DM_LOG_WARNING, "lease expired: local holders lose their locks", NULL,
+	    DM_SLOT_NONE);
+	dm_local_lose_all(e, -ETIMEDOUT, false);
+}
+
+int
+dm_lease_on_heartbeat(struct dm_engine *e, dm_slot_t from, const struct dm_msg *m)
+{
+	struct dm_msg *ack;
+
+	if (e->nodes[from].condemned)
+		return 0;	/* we agreed to remove it: its lease must run out */
+	ack = dm_msg_begin(e, DM_MSG_HEARTBEAT_ACK, NULL);
+	ack->token = 0;
+	ack->serial = m->serial;
+	dm_send(e, from, ack);
+	return 0;
+}
+
+int
+dm_lease_on_heartbeat_ack(struct dm_engine *e, dm_slot_t from, const struct dm_msg *m)
+{
+	lease_acked(e, from, m->serial);
+	return 0;
+}
+
+static void
+lease_acked(struct dm_engine *e, dm_slot_t from, uint64_t serial)
+{
+	struct dm_heartbeat *hb = &e->heartbeats[serial % DM_HEARTBEATS_INFLIGHT];
+	dm_msec_t until;
+
+	if (hb->serial != serial || serial == 0 || dm_bit_get(hb->acked, from))
+		return;
+	dm_bit_set(hb->acked, from, true);
+	hb->acks++;
+	if ((size_t)hb->acks * 2 <= e->n_nodes)
+		return;
+	until = hb->sent_at + e->lease_ms;
+	if (until <= e->lease_until)
+		return;
+	e->lease_until = until;
+	dm_timer_arm(e, &e->lease_timer, until);
+	dm_local_extend_all(e);
+}

@@ -1,0 +1,772 @@
+/*
+ * dm_membership.c: roster change protocols of RA §7: insertion through a
+ * sponsor (§7.2), graceful removal (§7.3), failure (§7.4) with the
+ * majority-confirmed removal of failure_policy = majority, and "restart and
+ * rejoin" for a removed node that keeps talking.  One handler per engine
+ * message kind, dispatched from dm_roster_receive().
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "dm_engine_private.h"
+
+static void
+membership_ready(struct dm_engine *e)
+{
+	struct dm_effect fx = { .type = DM_FX_READY };
+
+	e->membership = DM_MEMBER_ACTIVE;
+	dm_emit(e, &fx);
+}
+
+static void
+send_simple(struct dm_engine *e, dm_slot_t to, uint8_t kind, uint64_t serial, uint64_t arg)
+{
+	struct dm_msg *m = dm_msg_begin(e, kind, NULL);
+
+	m->serial = serial;
+	m->arg = arg;
+	dm_send(e, to, m);
+}
+
+/* Send to a node by name, member or not (REJOIN, join replies). */
+static void
+send_to_name(struct dm_engine *e, const char *peer, const struct dm_msg *m)
+{
+	struct dm_effect fx = { .type = DM_FX_SEND };
+
+	fx.u.send.peer = peer;
+	fx.u.send.msg = m;
+	dm_emit(e, &fx);
+}
+
+static void
+broadcast(struct dm_engine *e, const struct dm_msg *m)
+{
+	for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
+	    j = dm_roster_next(e, j))
+		dm_send(e, j, m);
+}
+
+static void
+set_subject(struct dm_msg *m, const struct dm_node *n)
+{
+	m->node_len = n->name_len;
+	memcpy(m->node, n->name, n->name_len + 1u);
+	m->address_len = (uint8_t)strlen(n->address);
+	memcpy(m->address, n->address, m->address_len + 1u);
+	m->incarnation = n->incarnation;
+}
+
+/* --- Failure (§7.4) --- */
+
+static void
+announce_failure(struct dm_engine *e, dm_slot_t slot)
+{
+	/* "When it has been determined that node j has failed, this can be
+	 *  broadcast by the node detecting the failure." */
+	struct dm_msg *m;
+
+	if (e->policy == DM_FAILURE_MAJORITY)
+		e->epoch++;
+	m = dm_msg_begin(e, DM_MSG_NODE_FAILED, NULL);
+	set_subject(m, &e->nodes[slot]);
+	dm_log(e, DM_LOG_WARNING, "member failed: removing it", NULL, slot);
+	e->nodes[slot].departing = true;
+	broadcast(e, m);
+	dm_roster_erase(e, slot);
+}
+
+void
+dm_roster_suspect(struct dm_engine *e, dm_slot_t slot)
+{
+	if (slot >= DM_NODES_MAX || !e->nodes[slot].used || slot == e->self)
+		return;
+	if (e->policy == DM_FAILURE_PAPER) {
+		announce_failure(e, slot);
+		return;
+	}
+	dm_membership_vote_start(e, slot);
+}
+
+/* --- Dispatch --- */
+
+int
+dm_roster_receive(struct dm_engine *e, dm_slot_t from, const char *peer, const struct dm_msg *m)
+{
+	if (from != DM_SLOT_NONE && from != e->self) {
+		if (e->nodes[from].incarnation == 0 && m->kind != DM_MSG_JOIN)
+			e->nodes[from].incarnation = m->incarnation;
+		e->nodes[from].last_heard = e->now;
+		dm_token_observe(e, m->token);
+		if (m->epoch > e->epoch)
+			e->epoch = m->epoch;
+	}
+	if (m->kind >= DM_MSG_ALGO_BASE)
+		return dm_membership_on_stranger(e, peer, m);
+	switch (m->kind) {
+	case DM_MSG_HEARTBEAT:
+		return from == DM_SLOT_NONE ? dm_membership_on_stranger(e, peer, m) :
+		    dm_lease_on_heartbeat(e, from, m);
+	case DM_MSG_HEARTBEAT_ACK:
+		return from == DM_SLOT_NONE ? 0 : dm_lease_on_heartbeat_ack(e, from, m);
+	default:
+		return dm_membership_receive(e, from, peer, m);
+	}
+}
+
+/* --- Majority-confirmed removal --- */
+
+static dm_msec_t
+fail_silence(const struct dm_engine *e)
+{
+	return e->request_timeout_ms + e->probe_timeout_ms;	/* T_fail */
+}
+
+/* Would this node agree that slot failed?  Only after T_fail of silence. */
+static bool
+silent_long_enough(const struct dm_engine *e, dm_slot_t slot)
+{
+	return e->nodes[slot].departing || e->now >= e->nodes[slot].last_heard + fail_silence(e);
+}
+
+static void
+vote_commit(struct dm_engine *e)
+{
+	dm_slot_t s = e->vote_subject;
+
+	e->vote_subject = DM_SLOT_NONE;
+	if (s < DM_NODES_MAX && e->nodes[s].used)
+		announce_failure(e, s);
+}
+
+static void
+vote_check(struct dm_engine *e)
+{
+	if (e->vote_subject == DM_SLOT_NONE || (size_t)e->vote_yes * 2 <= e->n_nodes)
+		return;
+	if (e->lock_delay_ms > 0) {
+		/* D_lock: wait a little longer before anyone may use the removal. */
+		if (e->vote_timer.heap_index == 0)
+			dm_timer_arm(e, &e->vote_timer, e->now + e->lock_delay_ms);
+		return;
+	}
+	vote_commit(e);
+}
+
+void
+dm_membership_vote_start(struct dm_engine *e, dm_slot_t slot)
+{
+	struct dm_msg *m;
+
+	if (e->vote_subject != DM_SLOT_NONE && e->vote_subject != slot &&
+	    e->nodes[e->vote_subject].used)
+		return;	/* one removal at a time; the next probe round asks again */
+	if (!silent_long_enough(e, slot))
+		return;
+	e->nodes[slot].condemned = true;
+	e->vote_subject = slot;
+	e->vote_serial++;
+	e->vote_yes = 1;
+	memset(e->voted, 0, sizeof(e->voted));
+	dm_bit_set(e->voted, e->self, true);
+	m = dm_msg_begin(e, DM_MSG_SUSPECT, NULL);
+	set_subject(m, &e->nodes[slot]);
+	m->serial = e->vote_serial;
+	for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
+	    j = dm_roster_next(e, j))
+		if (j != slot)
+			dm_send(e, j, m);
+	vote_check(e);
+}
+
+static int
+on_suspect(struct dm_engine *e, dm_slot_t from, const struct dm_msg *m)
+{
+	/* Majority policy: agree only after T_fail without a word from the
+	 * suspect, and from then on refuse its heartbeats. */
+	dm_slot_t s = dm_roster_find(e, m->node, m->node_len);
+	bool agree = s == DM_SLOT_NONE || (s != e->self && silent_long_enough(e, s));
+
+	if (from == DM_SLOT_NONE)
+		return 0;
+	if (agree && s != DM_SLOT_NONE)
+		e->nodes[s].condemned = true;
+	send_simple(e, from, DM_MSG_SUSPECT_VOTE, m->serial, agree ? 1 : 0);
+	return 0;
+}
+
+static int
+on_suspect_vote(struct dm_engine *e, dm_slot_t from, const struct dm_msg *m)
+{
+	if (from == DM_SLOT_NONE || m->serial != e->vote_serial || m->arg != 1 ||
+	    e->vote_subject == DM_SLOT_NONE || dm_bit_get(e->voted, from))
+		return 0;
+	dm_bit_set(e->voted, from, true);
+	e->vote_yes++;
+	vote_check(e);
+	return 0;
+}
+
+static void
+restart_and_rejoin(struct dm_engine *e, const char *told_by)
+{
+	/* §7.4: "the node should restart itself and use the insertion protocol";
+	 * §7.2.1: wait the restart interval first. */
+	dm_slot_t by = dm_roster_find(e, told_by, strlen(told_by));
+
+	dm_log(e, DM_LOG_ERR, "removed from the roster: restarting and rejoining", NULL, by);
+	memcpy(e->sponsor, told_by, strlen(told_by) + 1);
+	e->sponsor_address[0] = '\0';
+	if (by != DM_SLOT_NONE)
+		memcpy(e->sponsor_address, e->nodes[by].address, strlen(e->nodes[by].address) + 1);
+	e->membership = DM_MEMBER_RESTARTING;
+	if (e->sponsoring) {
+		/* Never answer a pending JOIN from a roster we are throwing away. */
+		struct dm_msg *r = dm_msg_begin(e, DM_MSG_JOIN_REFUSED, NULL);
+		struct dm_lock *l = dm_lock_get(e, DM_ROSTER_LOCK, strlen(DM_ROSTER_LOCK), false);
+		r->arg = EAGAIN;
+		send_to_name(e, e->joiner, r);
+		e->sponsoring = false;
+		e->joiner[0] = '\0';
+		if (l != NULL && l->phase != DM_PHASE_IDLE) {
+			e->algo->withdraw(e, l);
+			l->phase = DM_PHASE_IDLE;
+			dm_lock_maybe_free(e, l);
+		}
+	}
+	dm_local_lose_all(e, -ESHUTDOWN, true);
+	for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
+	    j = dm_roster_next(e, j))
+		if (j != e->self)
+			dm_roster_erase(e, j);
+	e->incarnation++;
+	e->nodes[e->self].incarnation = e->incarnation;
+	e->vote_subject = DM_SLOT_NONE;
+	dm_timer_stop(e, &e->heartbeat_timer);
+	dm_timer_stop(e, &e->lease_timer);
+	e->lease_until = 0;
+	dm_timer_arm(e, &e->roster_timer, e->now + e->restart_interval_ms);
+}
+
+static int
+on_node_failed(struct dm_engine *e, dm_slot_t from, const char *peer, const struct dm_msg *m)
+{
+	/* "Any node which is awaiting a REPLY message from the failed node should
+	 *  pretend that a REPLY was received.  In addition the node should be
+	 *  erased from the NAMES array." */
+	dm_slot_t s = dm_roster_find(e, m->node, m->node_len);
+
+	if (from == DM_SLOT_NONE || s == DM_SLOT_NONE)
+		return 0;
+	if (s == e->self) {
+		/* We were removed (perhaps while paused): stop serving at once. */
+		if ((m->incarnation == 0 || m->incarnation == e->incarnation) &&
+		    (e->membership == DM_MEMBER_ACTIVE || e->membership == DM_MEMBER_SYNCING))
+			restart_and_rejoin(e, peer);
+		return 0;
+	}
+	if (m->incarnation != 0 && e->nodes[s].incarnation != 0 &&
+	    m->incarnation != e->nodes[s].incarnation)
+		return 0;	/* about an older incarnation already gone */
+	dm_log(e, DM_LOG_WARNING, "member removed by a failure announcement", NULL, s);
+	dm_roster_erase(e, s);
+	return 0;
+}
+
+static int
+on_rejoin(struct dm_engine *e, const char *peer, const struct dm_msg *m)
+{
+	if (e->membership != DM_MEMBER_ACTIVE && e->membership != DM_MEMBER_SYNCING)
+		return 0;	/* leaving, left, or already rejoining */
+	restart_and_rejoin(e, peer);
+	return 0;
+}
+
+/* A non-member talks to us as if it were one (§7.4, last paragraph). */
+int
+dm_membership_on_stranger(struct dm_engine *e, const char *peer, const struct dm_msg *m)
+{
+	struct dm_msg *r;
+
+	if (e->membership != DM_MEMBER_ACTIVE && e->membership != DM_MEMBER_LEAVING)
+		return 0;
+	r = dm_msg_begin(e, DM_MSG_REJOIN, NULL);
+	send_to_name(e, peer, r);
+	return 0;
+}
+
+/* --- Graceful removal (§7.3) --- */
+
+static void
+left(struct dm_engine *e)
+{
+	struct dm_effect fx = { .type = DM_FX_LEFT };
+
+	e->membership = DM_MEMBER_LEFT;
+	dm_timer_stop(e, &e->roster_timer);
+	dm_timer_stop(e, &e->heartbeat_timer);
+	dm_timer_stop(e, &e->lease_timer);
+	for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
+	    j = dm_roster_next(e, j))
+		if (j != e->self) {
+			struct dm_effect rm = { .type = DM_FX_PEER_REMOVE,
+			    .u.peer = { .name = e->nodes[j].name, .address = e->nodes[j].address } };
+			dm_emit(e, &rm);
+		}
+	dm_emit(e, &fx);
+}
+
+int
+dm_roster_leave(struct dm_engine *e)
+{
+	/* "A node wishing to leave the group may do so by notifying all other
+	 *  nodes of its intention.  The other nodes should acknowledge." */
+	struct dm_msg *m;
+
+	if (e->membership != DM_MEMBER_ACTIVE)
+		return -EALREADY;
+	e->membership = DM_MEMBER_LEAVING;
+	dm_local_lose_all(e, -ESHUTDOWN, true);
+	memset(e->ack_waiting, 0, sizeof(e->ack_waiting));
+	e->ack_waiting_n = 0;
+	m = dm_msg_begin(e, DM_MSG_LEAVE, NULL);
+	for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
+	    j = dm_roster_next(e, j)) {
+		if (j == e->self)
+			continue;
+		dm_bit_set(e->ack_waiting, j, true);
+		e->ack_waiting_n++;
+		dm_send(e, j, m);
+	}
+	if (e->ack_waiting_n == 0)
+		left(e);
+	else
+		dm_timer_arm(e, &e->roster_timer, e->now + fail_silence(e));
+	return 0;
+}
+
+static int
+on_leave(struct dm_engine *e, dm_slot_t from)
+{
+	/* "Each node checks to see if the departing node is listed in its NAMES
+	 *  array, and if so, removes it ... a node awaiting a REPLY message from
+	 *  a departing node should pretend the REPLY was received." */
+	if (from == DM_SLOT_NONE)
+		return 0;
+	send_simple(e, from, DM_MSG_LEAVE_ACK, 0, 0);
+	dm_roster_erase(e, from);
+	return 0;
+}
+
+static int
+on_leave_ack(struct dm_engine *e, dm_slot_t from)
+{
+	if (e->membership != DM_MEMBER_LEAVING || from == DM_SLOT_NONE ||
+	    !dm_bit_get(e->ack_waiting, from))
+		return 0;
+	dm_bit_set(e->ack_waiting, from, false);
+	if (--e->ack_waiting_n == 0)
+		left(e);
+	return 0;
+}
+
+int
+dm_roster_remove_admin(struct dm_engine *e, const char *peer)
+{
+	dm_slot_t s = dm_roster_find(e, peer, strlen(peer));
+
+	if (s == DM_SLOT_NONE)
+		return -ENOENT;
+	if (s == e->self)
+		return -EINVAL;
+	announce_failure(e, s);
+	return 0;
+}
+
+void
+dm_roster_restarted(struct dm_engine *e, const char *peer)
+{
+	/* A new incarnation proves the old one is gone with its state. */
+	dm_slot_t s = dm_roster_find(e, peer, strlen(peer));
+
+	if (s != DM_SLOT_NONE && s != e->self && e->membership == DM_MEMBER_ACTIVE)
+		announce_failure(e, s);
+}
+
+/* --- Insertion through a sponsor (§7.2) --- */
+
+void
+dm_membership_join_start(struct dm_engine *e)
+{
+	/* "A new node should contact a 'sponsor' node which is already
+	 *  participating in the group." */
+	struct dm_effect add = { .type = DM_FX_PEER_ADD,
+	    .u.peer = { .name = e->sponsor, .address = e->sponsor_address } };
+	struct dm_msg *m;
+
+	e->membership = DM_MEMBER_JOINING;
+	dm_emit(e, &add);
+	m = dm_msg_begin(e, DM_MSG_JOIN, NULL);
+	set_subject(m, &e->nodes[e->self]);
+	send_to_name(e, e->sponsor, m);
+	dm_timer_arm(e, &e->roster_timer, e->now + DM_DEFAULT_JOIN_RETRY_MS);
+}
+
+static void
+sponsor_send_roster(struct dm_engine *e)
+{
+	/* "initialize the new node's participant list from its own" */
+	struct dm_msg *m;
+	uint64_t count = 0;
+
+	for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
+	    j = dm_roster_next(e, j)) {
+		if (e->nodes[j].name_len == strlen(e->joiner) &&
+		    memcmp(e->nodes[j].name, e->joiner, e->nodes[j].name_len) == 0)
+			continue;
+		m = dm_msg_begin(e, DM_MSG_ROSTER_ENTRY, NULL);
+		set_subject(m, &e->nodes[j]);
+		send_to_name(e, e->joiner, m);
+		count++;
+	}
+	m = dm_msg_begin(e, DM_MSG_ROSTER_END, NULL);
+	m->arg = count;
+	m->seq = e->algo->clock_get(e);
+	send_to_name(e, e->joiner, m);
+}
+
+static void
+sponsor_finish(struct dm_engine *e)
+{
+	struct dm_lock *l = dm_lock_get(e, DM_ROSTER_LOCK, strlen(DM_ROSTER_LOCK), false);
+
+	/* Only a member holding the roster lock granted by the current
+	 * members may hand out the roster. */
+	if (e->membership != DM_MEMBER_ACTIVE || l == NULL || l->phase != DM_PHASE_HOLDING)
+		return;
+
+	if (dm_roster_find(e, e->joiner, strlen(e->joiner)) == DM_SLOT_NONE)
+		dm_roster_add_member(e, e->joiner, e->joiner_address, e->joiner_incarnation, true);
+	sponsor_send_roster(e);
+	e->sponsoring = false;
+	e->joiner[0] = '\0';
+	dm_timer_stop(e, &e->roster_timer);
+	if (l != NULL && l->phase != DM_PHASE_IDLE) {
+		/* "... before releasing mutual exclusion." */
+		if (l->phase == DM_PHASE_HOLDING)
+			e->algo->release(e, l);
+		else
+			e->algo->withdraw(e, l);
+		l->phase = DM_PHASE_IDLE;
+		dm_lock_maybe_free(e, l);
+	}
+}
+
+static void
+sponsor_broadcast_add(struct dm_engine *e)
+{
+	struct dm_msg *m = dm_msg_begin(e, DM_MSG_NODE_ADD, NULL);
+
+	m->node_len = (uint8_t)strlen(e->joiner);
+	memcpy(m->node, e->joiner, m->node_len + 1u);
+	m->address_len = (uint8_t)strlen(e->joiner_address);
+	memcpy(m->address, e->joiner_address, m->address_len + 1u);
+	m->incarnation = e->joiner_incarnation;
+	m->serial = e->join_serial;
+	for (size_t j = 0; j < DM_NODES_MAX; j++)
+		if (dm_bit_get(e->ack_waiting, j))
+			dm_send(e, (dm_slot_t)j, m);
+}
+
+/* The sponsor holds the roster lock: "broadcast the new node's identity". */
+void
+dm_roster_lock_permitted(struct dm_engine *e, struct dm_lock *l)
+{
+	if (!e->sponsoring || e->membership != DM_MEMBER_ACTIVE) {
+		e->algo->release(e, l);
+		l->phase = DM_PHASE_IDLE;
+		dm_lock_maybe_free(e, l);
+		return;
+	}
+	memset(e->ack_waiting, 0, sizeof(e->ack_waiting));
+	e->ack_waiting_n = 0;
+	for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
+	    j = dm_roster_next(e, j)) {
+		if (j == e->self)
+			continue;
+		dm_bit_set(e->ack_waiting, j, true);
+		e->ack_waiting_n++;
+	}
+	if (e->ack_waiting_n == 0) {
+		sponsor_finish(e);
+		return;
+	}
+	sponsor_broadcast_add(e);
+	dm_timer_arm(e, &e->roster_timer, e->now + DM_DEFAULT_JOIN_RETRY_MS);
+}
+
+static int
+on_join(struct dm_engine *e, dm_slot_t from, const char *peer, const struct dm_msg *m)
+{
+	struct dm_msg *r;
+	struct dm_lock *l;
+
+	if (m->node_len == 0 || strcmp(m->node, peer) != 0)
+		return -EPROTO;
+	if (e->membership != DM_MEMBER_ACTIVE || e->vote_subject != DM_SLOT_NONE ||
+	    (e->sponsoring && strcmp(e->joiner, peer) != 0)) {
+		r = dm_msg_begin(e, DM_MSG_JOIN_REFUSED, NULL);
+		r->arg = EAGAIN;
+		send_to_name(e, peer, r);
+		return 0;
+	}
+	if (from != DM_SLOT_NONE) {
+		if (e->nodes[from].incarnation == m->incarnation && !e->sponsoring) {
+			/* A retried JOIN after we finished: resend the roster. */
+			memcpy(e->joiner, peer, strlen(peer) + 1);
+			sponsor_send_roster(e);
+			e->joiner[0] = '\0';
+			return 0;
+		}
+		if (e->nodes[from].incarnation != m->incarnation) {
+			/* §7.2.1: the old incarnation failed; remove it first. */
+			announce_failure(e, from);
+		}
+	}
+	if (e->sponsoring)
+		return 0;	/* already working on it */
+	memcpy(e->joiner, peer, strlen(peer) + 1);
+	memcpy(e->joiner_address, m->address, m->address_len + 1u);
+	e->joiner_incarnation = m->incarnation;
+	e->join_serial++;
+	e->sponsoring = true;
+	/* "The sponsor should then invoke mutual exclusion" on the roster lock. */
+	l = dm_lock_get(e, DM_ROSTER_LOCK, strlen(DM_ROSTER_LOCK), true);
+	if (l == NULL) {
+		e->sponsoring = false;
+		return -ENOMEM;
+	}
+	if (l->phase != DM_PHASE_IDLE)
+		return 0;
+	l->phase = DM_PHASE_REQUESTING;
+	l->node_mode = DM_MODE_EXCLUSIVE;
+	dm_lease_activity(e);
+	return e->algo->request(e, l, DM_MODE_EXCLUSIVE, false);
+}
+
+static int
+on_node_add(struct dm_engine *e, dm_slot_t from, const char *peer, const struct dm_msg *m)
+{
+	/* "Each node receiving this notification adds the new node number to its
+	 *  NAMES array and increments N." */
+	int r;
+
+	if (m->node_len == 0)
+		return -EPROTO;
+	if (strcmp(m->node, e->nodes[e->self].name) == 0)
+		return 0;
+	r = dm_roster_add_member(e, m->node, m->address, m->incarnation, true);
+	if (r < 0 && r != -EEXIST)
+		return r;
+	{
+		struct dm_msg *ack = dm_msg_begin(e, DM_MSG_NODE_ADD_ACK, NULL);
+		ack->serial = m->serial;
+		send_to_name(e, peer, ack);
+	}
+	return 0;
+}
+
+static int
+on_node_add_ack(struct dm_engine *e, dm_slot_t from, const struct dm_msg *m)
+{
+	if (!e->sponsoring || from == DM_SLOT_NONE || m->serial != e->join_serial ||
+	    !dm_bit_get(e->ack_waiting, from))
+		return 0;
+	dm_bit_set(e->ack_waiting, from, false);
+	if (--e->ack_waiting_n == 0)
+		sponsor_finish(e);
+	return 0;
+}
+
+static int
+on_roster_entry(struct dm_engine *e, const char *peer, const struct dm_msg *m)
+{
+	dm_slot_t s;
+
+	if ((e->membership != DM_MEMBER_JOINING) || strcmp(peer, e->sponsor) != 0)
+		return 0;
+	if (m->node_len == 0)
+		return -EPROTO;
+	if (strcmp(m->node, e->nodes[e->self].name) == 0)
+		return 0;
+	s = dm_roster_find(e, m->node, m->node_len);
+	if (s != DM_SLOT_NONE) {
+		/* Known provisionally (it talked to us first): complete it. */
+		memcpy(e->nodes[s].address, m->address, m->address_len + 1u);
+		e->nodes[s].incarnation = m->incarnation;
+		return 0;
+	}
+	return dm_roster_add_member(e, m->node, m->address, m->incarnation, true) == -ENOSPC ?
+	    -EPROTO : 0;
+}
+
+static void
+sync_query(struct dm_engine *e)
+{
+	struct dm_msg *m = dm_msg_begin(e, DM_MSG_SEQ_QUERY, NULL);
+
+	for (size_t j = 0; j < DM_NODES_MAX; j++)
+		if (dm_bit_get(e->seq_waiting, j))
+			dm_send(e, (dm_slot_t)j, m);
+}
+
+static int
+on_roster_end(struct dm_engine *e, const char *peer, const struct dm_msg *m)
+{
+	/* §7.2.3 method 1: "Ask all other nodes for their Highest_Sequence_Number
+	 *  and use the largest." */
+	if (e->membership != DM_MEMBER_JOINING || strcmp(peer, e->sponsor) != 0)
+		return 0;
+	e->algo->clock_merge(e, m->seq);
+	e->membership = DM_MEMBER_SYNCING;
+	memset(e->seq_waiting, 0, sizeof(e->seq_waiting));
+	e->seq_waiting_n = 0;
+	for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
+	    j = dm_roster_next(e, j)) {
+		if (j == e->self)
+			continue;
+		dm_bit_set(e->seq_waiting, j, true);
+		e->seq_waiting_n++;
+	}
+	if (e->seq_waiting_n == 0) {
+		dm_timer_stop(e, &e->roster_timer);
+		membership_ready(e);
+		return 0;
+	}
+	sync_query(e);
+	dm_timer_arm(e, &e->roster_timer, e->now + DM_DEFAULT_JOIN_RETRY_MS);
+	return 0;
+}
+
+static int
+on_seq_query(struct dm_engine *e, const char *peer)
+{
+	struct dm_msg *m = dm_msg_begin(e, DM_MSG_SEQ_ANSWER, NULL);
+
+	m->seq = e->algo->clock_get(e);
+	send_to_name(e, peer, m);
+	return 0;
+}
+
+static int
+on_seq_answer(struct dm_engine *e, dm_slot_t from, const struct dm_msg *m)
+{
+	if (e->membership != DM_MEMBER_SYNCING || from == DM_SLOT_NONE ||
+	    !dm_bit_get(e->seq_waiting, from))
+		return 0;
+	e->algo->clock_merge(e, m->seq);
+	dm_bit_set(e->seq_waiting, from, false);
+	if (--e->seq_waiting_n == 0) {
+		dm_timer_stop(e, &e->roster_timer);
+		membership_ready(e);
+	}
+	return 0;
+}
+
+/* A member went away: an ack or answer we waited for may be all we need. */
+void
+dm_membership_progress(struct dm_engine *e)
+{
+	if (e->membership == DM_MEMBER_LEAVING && e->ack_waiting_n == 0)
+		left(e);
+	else if (e->membership == DM_MEMBER_SYNCING && e->seq_waiting_n == 0) {
+		dm_timer_stop(e, &e->roster_timer);
+		membership_ready(e);
+	} else if (e->membership == DM_MEMBER_ACTIVE && e->sponsoring && e->ack_waiting_n == 0) {
+		struct dm_lock *l = dm_lock_get(e, DM_ROSTER_LOCK, strlen(DM_ROSTER_LOCK), false);
+		if (l != NULL && l->phase == DM_PHASE_HOLDING)
+			sponsor_finish(e);
+	}
+}
+
+int
+dm_membership_receive(struct dm_engine *e, dm_slot_t from, const char *peer,
+    const struct dm_msg *m)
+{
+	if (e->membership == DM_MEMBER_LEFT)
+		return 0;
+	switch (m->kind) {
+	case DM_MSG_JOIN:
+		return on_join(e, from, peer, m);
+	case DM_MSG_ROSTER_ENTRY:
+		return on_roster_entry(e, peer, m);
+	case DM_MSG_ROSTER_END:
+		return on_roster_end(e, peer, m);
+	case DM_MSG_NODE_ADD:
+		return on_node_add(e, from, peer, m);
+	case DM_MSG_NODE_ADD_ACK:
+		return on_node_add_ack(e, from, m);
+	case DM_MSG_SEQ_QUERY:
+		return on_seq_query(e, peer);
+	case DM_MSG_SEQ_ANSWER:
+		return on_seq_answer(e, from, m);
+	case DM_MSG_LEAVE:
+		return on_leave(e, from);
+	case DM_MSG_LEAVE_ACK:
+		return on_leave_ack(e, from);
+	case DM_MSG_SUSPECT:
+		return on_suspect(e, from, m);
+	case DM_MSG_SUSPECT_VOTE:
+		return on_suspect_vote(e, from, m);
+	case DM_MSG_NODE_FAILED:
+		return on_node_failed(e, from, peer, m);
+	case DM_MSG_REJOIN:
+		return on_rejoin(e, peer, m);
+	case DM_MSG_JOIN_REFUSED:
+		return 0;	/* the JOIN is retried on the roster timer */
+	default:
+		return -EPROTO;
+	}
+}
+
+void
+dm_roster_timer(struct dm_engine *e, struct dm_timer *t)
+{
+	if (t == &e->heartbeat_timer) {
+		dm_lease_heartbeat_timer(e);
+		return;
+	}
+	if (t == &e->lease_timer) {
+		dm_lease_timer(e);
+		return;
+	}
+	if (t == &e->vote_timer) {
+		if (e->vote_subject != DM_SLOT_NONE && (size_t)e->vote_yes * 2 > e->n_nodes)
+			vote_commit(e);
+		return;
+	}
+	switch (e->membership) {
+	case DM_MEMBER_RESTARTING:
+		dm_membership_join_start(e);
+		break;
+	case DM_MEMBER_JOINING:
+		dm_membership_join_start(e);
+		break;
+	case DM_MEMBER_SYNCING:
+		sync_query(e);
+		dm_timer_arm(e, &e->roster_timer, e->now + DM_DEFAULT_JOIN_RETRY_MS);
+		break;
+	case DM_MEMBER_LEAVING:
+		left(e);	/* acks overdue: the others will detect our absence */
+		break;
+	case DM_MEMBER_ACTIVE:
+		if (e->sponsoring && e->ack_waiting_n > 0) {
+			sponsor_broadcast_add(e);
+			dm_timer_arm(e, &e->roster_timer, e->now + DM_DEFAULT_JOIN_RETRY_MS);
+		}
+		break;
+	default:
+		break;
+	}
+}

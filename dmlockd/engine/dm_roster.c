@@ -1,0 +1,238 @@
+/*
+ * dm_roster.c: the roster (RA §7: the NAMES table and N), its changes and
+ * the holder lease.  Accessors for algorithms, startup effects.
+ * Membership protocols (join, leave, failure) are in dm_membership.c.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "dm_engine_private.h"
+
+static int
+roster_add(struct dm_engine *e, const char *name, const char *address, uint64_t incarnation,
+    dm_slot_t *ret)
+{
+	size_t nlen = strlen(name), alen = address != NULL ? strlen(address) : 0;
+	dm_slot_t free_slot = DM_SLOT_NONE;
+
+	if (!dm_node_name_valid(name, nlen) || alen > DM_ADDRESS_MAX)
+		return -EINVAL;
+	if (dm_roster_find(e, name, nlen) != DM_SLOT_NONE)
+		return -EEXIST;
+	for (size_t i = 0; i < DM_NODES_MAX; i++)
+		if (!e->nodes[i].used) {
+			free_slot = (dm_slot_t)i;
+			break;
+		}
+	if (free_slot == DM_SLOT_NONE)
+		return -ENOSPC;
+	struct dm_node *n = &e->nodes[free_slot];
+	memset(n, 0, sizeof(*n));
+	n->used = true;
+	n->name_len = (uint8_t)nlen;
+	memcpy(n->name, name, nlen + 1);
+	if (alen > 0)
+		memcpy(n->address, address, alen + 1);
+	n->incarnation = incarnation;
+	n->last_heard = e->now;
+	e->n_nodes++;
+	if (ret != NULL)
+		*ret = free_slot;
+	return 0;
+}
+
+int
+dm_roster_add_member(struct dm_engine *e, const char *name, const char *address,
+    uint64_t incarnation, bool announce)
+{
+	dm_slot_t slot;
+	int r = roster_add(e, name, address, incarnation, &slot);
+
+	if (r < 0)
+		return r;
+	if (announce) {
+		struct dm_effect fx = { .type = DM_FX_PEER_ADD,
+		    .u.peer = { .name = e->nodes[slot].name, .address = e->nodes[slot].address } };
+		dm_emit(e, &fx);
+	}
+	return 0;
+}
+
+struct gone_args {
+	dm_slot_t slot;
+};
+
+static void
+gone_lock(struct dm_engine *e, struct dm_lock *l, void *arg)
+{
+	const struct gone_args *a = arg;
+
+	e->algo->peer_gone(e, l, a->slot);
+	dm_lock_maybe_free(e, l);
+}
+
+/* Erase slot from the roster: algorithms assume its answers first. */
+void
+dm_roster_erase(struct dm_engine *e, dm_slot_t slot)
+{
+	struct gone_args a = { .slot = slot };
+	struct dm_effect fx = { .type = DM_FX_PEER_REMOVE };
+	struct dm_node gone;
+
+	if (slot >= DM_NODES_MAX || !e->nodes[slot].used || slot == e->self)
+		return;
+	/* Out of the roster first, so that N is already smaller when the
+	 * algorithms re-evaluate (a grant may follow at once). */
+	gone = e->nodes[slot];
+	memset(&e->nodes[slot], 0, sizeof(e->nodes[slot]));
+	e->n_nodes--;
+	if (dm_bit_get(e->seq_waiting, slot)) {
+		dm_bit_set(e->seq_waiting, slot, false);
+		e->seq_waiting_n--;
+	}
+	if (dm_bit_get(e->ack_waiting, slot)) {
+		dm_bit_set(e->ack_waiting, slot, false);
+		e->ack_waiting_n--;
+	}
+	for (size_t i = 0; i < DM_HEARTBEATS_INFLIGHT; i++)
+		dm_bit_set(e->heartbeats[i].acked, slot, false);
+	if (e->vote_subject == slot)
+		e->vote_subject = DM_SLOT_NONE;
+	dm_table_lock_foreach(e, gone_lock, &a);
+	fx.u.peer.name = gone.name;
+	fx.u.peer.address = gone.address;
+	dm_emit(e, &fx);
+	dm_local_kick_all(e);
+	dm_membership_progress(e);
+}
+
+int
+dm_roster_init(struct dm_engine *e, const struct dm_engine_config *cfg)
+{
+	int r;
+
+	r = roster_add(e, cfg->self, cfg->self_address, cfg->incarnation, &e->self);
+	if (r < 0)
+		return r;
+	if (cfg->n_peers > DM_NODES_MAX - 1 || (cfg->n_peers > 0 && cfg->peers == NULL))
+		return -EINVAL;
+	for (size_t i = 0; i < cfg->n_peers; i++) {
+		if (cfg->peers[i].name == NULL)
+			return -EINVAL;
+		if (strcmp(cfg->peers[i].name, cfg->self) == 0)
+			continue;	/* self may be listed */
+		r = roster_add(e, cfg->peers[i].name, cfg->peers[i].address, 0, NULL);
+		if (r < 0)
+			return r == -EEXIST ? -EINVAL : r;
+	}
+	if (cfg->sponsor != NULL) {
+		size_t nlen = cfg->sponsor->name != NULL ? strlen(cfg->sponsor->name) : 0;
+		size_t alen = cfg->sponsor->address != NULL ? strlen(cfg->sponsor->address) : 0;
+		if (!dm_node_name_valid(cfg->sponsor->name, nlen) || alen > DM_ADDRESS_MAX ||
+		    strcmp(cfg->sponsor->name, cfg->self) == 0)
+			return -EINVAL;
+		memcpy(e->sponsor, cfg->sponsor->name, nlen + 1);
+		if (alen > 0)
+			memcpy(e->sponsor_address, cfg->sponsor->address, alen + 1);
+		e->membership = DM_MEMBER_JOINING;
+	} else {
+		e->membership = DM_MEMBER_ACTIVE;
+	}
+	return 0;
+}
+
+void
+dm_roster_start(struct dm_engine *e)
+{
+	for (size_t i = 0; i < DM_NODES_MAX; i++) {
+		if (!e->nodes[i].used || i == e->self)
+			continue;
+		e->nodes[i].last_heard = e->now;
+		struct dm_effect fx = { .type = DM_FX_PEER_ADD,
+		    .u.peer = { .name = e->nodes[i].name, .address = e->nodes[i].address } };
+		dm_emit(e, &fx);
+	}
+	if (e->membership == DM_MEMBER_JOINING) {
+		dm_membership_join_start(e);
+		return;
+	}
+	struct dm_effect ready = { .type = DM_FX_READY };
+	dm_emit(e, &ready);
+}
+
+bool
+dm_roster_ready(const struct dm_engine *e)
+{
+	return e->membership == DM_MEMBER_ACTIVE;
+}
+
+dm_slot_t
+dm_roster_find(const struct dm_engine *e, const char *name, size_t len)
+{
+	if (len == 0 || len > DM_NODE_NAME_MAX)
+		return DM_SLOT_NONE;
+	for (size_t i = 0; i < DM_NODES_MAX; i++)
+		if (e->nodes[i].used && e->nodes[i].name_len == len &&
+		    memcmp(e->nodes[i].name, name, len) == 0)
+			return (dm_slot_t)i;
+	return DM_SLOT_NONE;
+}
+
+dm_slot_t
+dm_roster_self(const struct dm_engine *e)
+{
+	return e->self;
+}
+
+size_t
+dm_roster_size(const struct dm_engine *e)
+{
+	return e->n_nodes;
+}
+
+dm_slot_t
+dm_roster_next(const struct dm_engine *e, dm_slot_t after)
+{
+	size_t i = after == DM_SLOT_NONE ? 0 : (size_t)after + 1;
+
+	for (; i < DM_NODES_MAX; i++)
+		if (e->nodes[i].used)
+			return (dm_slot_t)i;
+	return DM_SLOT_NONE;
+}
+
+int
+dm_roster_compare(const struct dm_engine *e, dm_slot_t a, dm_slot_t b)
+{
+	const struct dm_node *x = &e->nodes[a], *y = &e->nodes[b];
+	size_t n = x->name_len < y->name_len ? x->name_len : y->name_len;
+	int c = memcmp(x->name, y->name, n);
+
+	if (c != 0)
+		return c;
+	return (int)x->name_len - (int)y->name_len;
+}
+
+const char *
+dm_roster_name(const struct dm_engine *e, dm_slot_t slot)
+{
+	return slot < DM_NODES_MAX && e->nodes[slot].used ? e->nodes[slot].name : NULL;
+}
+
+bool
+dm_roster_departing(const struct dm_engine *e, dm_slot_t slot)
+{
+	return slot < DM_NODES_MAX && e->nodes[slot].used && e->nodes[slot].departing;
+}
+
+void
+dm_roster_link(struct dm_engine *e, const char *peer, bool up)
+{
+	dm_slot_t s = dm_roster_find(e, peer, strlen(peer));
+
+	if (s == DM_SLOT_NONE)
+		return;
+	e->nodes[s].link_up = up;
+	if (up)
+		e->nodes[s].last_heard = e->now;
+}

@@ -1,0 +1,390 @@
+/*
+ * dm_token.c: what the token algorithms share (see dm_token.h): the epoch
+ * cut and regeneration through the election, tokens lent at a cut and
+ * returned, per-lock lifetime (a lock in its epoch's initial state has no
+ * state), the waiting watchdog, and the struct dm_algorithm functions that
+ * wrap each algorithm's ops.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "dm_token.h"
+
+struct dm_token_node *
+dm_token_node(struct dm_engine *e)
+{
+	return dm_algo_node_state(e);
+}
+
+const struct dm_token_node *
+dm_token_node_const(const struct dm_engine *e)
+{
+	return dm_algo_node_state_const(e);
+}
+
+bool
+dm_token_i_coordinate(const struct dm_engine *e)
+{
+	return dm_election_i_coordinate(e, &dm_token_node_const(e)->el);
+}
+
+dm_slot_t
+dm_token_coordinator(const struct dm_engine *e)
+{
+	return dm_election_coordinator(e, &dm_token_node_const(e)->el);
+}
+
+static bool
+token_live(const struct dm_engine *e)
+{
+	const struct dm_election *el = &dm_token_node_const(e)->el;
+
+	return el->status == DM_EL_NORMAL || el->status == DM_EL_REORGANIZATION;
+}
+
+struct dm_msg *
+dm_token_msg(struct dm_engine *e, uint8_t kind, const struct dm_lock *l)
+{
+	struct dm_msg *m = dm_msg_begin(e, kind, l);
+
+	dm_election_stamp(&dm_token_node(e)->el, m);
+	return m;
+}
+
+struct dm_msg *
+dm_token_msg_name(struct dm_engine *e, uint8_t kind, const struct dm_msg *about)
+{
+	struct dm_msg *m = dm_token_msg(e, kind, NULL);
+
+	m->lock_len = about->lock_len;
+	memcpy(m->lock, about->lock, about->lock_len);
+	m->lock[about->lock_len] = '\0';
+	return m;
+}
+
+static void
+link_lock(struct dm_token_node *tn, struct dm_tlock *t)
+{
+	if (t->linked)
+		return;
+	t->linked = true;
+	t->prev = NULL;
+	t->next = tn->active;
+	if (tn->active != NULL)
+		tn->active->prev = t;
+	tn->active = t;
+}
+
+static void
+unlink_lock(struct dm_token_node *tn, struct dm_tlock *t)
+{
+	if (!t->linked || t->wanting || t->in_cs || t->proxy)
+		return;
+	if (t->prev != NULL)
+		t->prev->next = t->next;
+	else
+		tn->active = t->next;
+	if (t->next != NULL)
+		t->next->prev = t->prev;
+	t->next = t->prev = NULL;
+	t->linked = false;
+}
+
+static void
+reset_lock(struct dm_engine *e, struct dm_lock *l, struct dm_tlock *t)
+{
+	struct dm_token_node *tn = dm_token_node(e);
+
+	t->lock = l;
+	t->gen = tn->gen;
+	tn->ops->reset(e, l, token_live(e) && dm_token_i_coordinate(e));
+}
+
+struct dm_tlock *
+dm_token_lock(struct dm_engine *e, struct dm_lock *l)
+{
+	struct dm_tlock *t = dm_lock_state(l);
+
+	if (t->gen != dm_token_node(e)->gen || t->lock == NULL)
+		reset_lock(e, l, t);
+	return t;
+}
+
+static void
+watchdog(struct dm_engine *e, struct dm_lock *l, struct dm_tlock *t)
+{
+	if (t->wanting && !t->in_cs)
+		dm_lock_timer_arm(e, l, dm_now(e) + dm_request_timeout(e) + dm_probe_timeout(e));
+	else
+		dm_lock_timer_stop(e, l);
+}
+
+void
+dm_token_enter(struct dm_engine *e, struct dm_lock *l)
+{
+	struct dm_tlock *t = dm_lock_state(l);
+
+	if (!t->wanting || t->in_cs)
+		return;
+	t->wanting = false;
+	t->in_cs = true;
+	dm_lock_timer_stop(e, l);
+	dm_lock_permitted(e, l);
+}
+
+/* The node may act in its epoch: ask for the token now. */
+static void
+ask_now(struct dm_engine *e, struct dm_lock *l, struct dm_tlock *t)
+{
+	struct dm_token_node *tn = dm_token_node(e);
+
+	if (t->proxy)
+		return;		/* the coordinator's own turn comes at RETURN */
+	tn->ops->ask(e, l);
+}
+
+/* --- Epoch cut and regeneration (election hooks) --- */
+
+static void
+hook_cut(struct dm_engine *e)
+{
+	/* Acceptance: adopt the epoch; report what we use; all else resets. */
+	struct dm_token_node *tn = dm_token_node(e);
+	bool coord = dm_token_i_coordinate(e);
+
+	tn->gen++;
+	for (struct dm_tlock *t = tn->active, *n; t != NULL; t = n) {
+		n = t->next;
+		t->proxy = false;
+		reset_lock(e, t->lock, t);
+		if (t->in_cs && !coord) {
+			t->old_user = true;
+			dm_election_report_held(e, &tn->el, t->lock);
+		} else if (t->in_cs) {
+			t->old_user = false;	/* the coordinator's token is here */
+		}
+		unlink_lock(tn, t);
+	}
+}
+
+static void
+hook_held(struct dm_engine *e, dm_slot_t from, const struct dm_msg *m)
+{
+	/* The coordinator keeps a token lent to 'from' until its RETURN. */
+	struct dm_token_node *tn = dm_token_node(e);
+	struct dm_lock *l = dm_lock_get(e, m->lock, m->lock_len, true);
+	struct dm_tlock *t;
+
+	if (l == NULL) {
+		dm_log(e, DM_LOG_ERR, "out of memory recording a lent token", NULL, from);
+		return;
+	}
+	t = dm_token_lock(e, l);
+	t->proxy = true;
+	t->proxy_for = from;
+	tn->lent++;
+	link_lock(tn, t);
+}
+
+static void
+hook_normal(struct dm_engine *e)
+{
+	/* Waiting nodes ask again in the new epoch. */
+	struct dm_token_node *tn = dm_token_node(e);
+
+	for (struct dm_tlock *t = tn->active, *n; t != NULL; t = n) {
+		n = t->next;
+		(void)dm_token_lock(e, t->lock);
+		if (t->wanting && !t->in_cs) {
+			watchdog(e, t->lock, t);
+			ask_now(e, t->lock, t);
+		}
+	}
+}
+
+static const struct dm_election_hooks token_hooks = {
+	.cut = hook_cut,
+	.held = hook_held,
+	.normal = hook_normal,
+};
+
+/* --- struct dm_algorithm --- */
+
+int
+dm_token_node_init(struct dm_engine *e, void *node_state, const struct dm_token_ops *ops)
+{
+	struct dm_token_node *tn = node_state;
+
+	tn->ops = ops;
+	tn->gen = 1;
+	dm_election_init(e, &tn->el, &token_hooks);
+	return dm_election_lock(e) != NULL ? 0 : -ENOMEM;
+}
+
+int
+dm_token_request(struct dm_engine *e, struct dm_lock *l, enum dm_mode mode, bool try_once)
+{
+	struct dm_token_node *tn = dm_token_node(e);
+	struct dm_tlock *t = dm_token_lock(e, l);
+
+	if (mode != DM_MODE_EXCLUSIVE)
+		return -EOPNOTSUPP;
+	t->wanting = true;
+	link_lock(tn, t);
+	if (tn->el.status == DM_EL_NORMAL && dm_election_roster_stale(e, &tn->el))
+		dm_election_start(e, &tn->el, "the roster changed since the epoch began");
+	if (tn->el.status == DM_EL_NORMAL && !try_once) {
+		watchdog(e, l, t);
+		ask_now(e, l, t);
+		return 0;
+	}
+	if (try_once) {
+		/* Never wait behind another node: only a token here and free. */
+		if (tn->el.status == DM_EL_NORMAL && !t->proxy)
+			tn->ops->ask(e, l);
+		if (!t->in_cs) {
+			dm_token_withdraw(e, l);
+			dm_lock_refused(e, l, -EBUSY);
+		}
+		return 0;
+	}
+	watchdog(e, l, t);	/* asks when the election ends */
+	return 0;
+}
+
+void
+dm_token_withdraw(struct dm_engine *e, struct dm_lock *l)
+{
+	struct dm_token_node *tn = dm_token_node(e);
+	struct dm_tlock *t = dm_token_lock(e, l);
+
+	t->wanting = false;
+	dm_lock_timer_stop(e, l);
+	unlink_lock(tn, t);
+}
+
+void
+dm_token_release(struct dm_engine *e, struct dm_lock *l)
+{
+	struct dm_token_node *tn = dm_token_node(e);
+	struct dm_tlock *t = dm_token_lock(e, l);
+	dm_slot_t c;
+
+	if (!t->in_cs)
+		return;
+	t->in_cs = false;
+	if (t->old_user) {
+		/* Lent at a cut: the token goes back to the coordinator. */
+		t->old_user = false;
+		c = dm_token_coordinator(e);
+		if (c != DM_SLOT_NONE)
+			dm_send(e, c, dm_token_msg(e, DM_TK_RETURN, l));
+	} else {
+		tn->ops->pass(e, l);
+	}
+	unlink_lock(tn, t);
+}
+
+bool
+dm_token_may_handoff(const struct dm_engine *e, const struct dm_lock *l, enum dm_mode mode)
+{
+	const struct dm_token_node *tn = dm_token_node_const(e);
+	const struct dm_tlock *t = dm_lock_state_const(l);
+
+	return t->in_cs && !t->old_user && t->gen == tn->gen && !tn->ops->others_waiting(e, l);
+}
+
+static int
+on_return(struct dm_engine *e, struct dm_lock *l, dm_slot_t from)
+{
+	/* A token lent at the cut is free again at the coordinator. */
+	struct dm_token_node *tn = dm_token_node(e);
+	struct dm_tlock *t;
+
+	if (l == NULL)
+		return 0;
+	t = dm_token_lock(e, l);
+	if (!t->proxy || t->proxy_for != from)
+		return 0;
+	t->proxy = false;
+	tn->returned++;
+	tn->ops->pass(e, l);
+	if (t->wanting && !t->in_cs && tn->el.status == DM_EL_NORMAL)
+		ask_now(e, l, t);
+	unlink_lock(tn, t);
+	return 0;
+}
+
+int
+dm_token_receive(struct dm_engine *e, struct dm_lock *l, dm_slot_t from, const struct dm_msg *m)
+{
+	struct dm_token_node *tn = dm_token_node(e);
+
+	if (dm_election_owns_kind(m->kind))
+		return dm_election_receive(e, &tn->el, from, m);
+	if (m->kind < DM_TK_REQUEST || m->kind >= DM_TK_KIND_MAX_)
+		return -EPROTO;
+	if (!dm_election_current(&tn->el, m))
+		return 0;	/* another epoch: an old token is discarded here */
+	if (l != NULL)
+		(void)dm_token_lock(e, l);
+	if (m->kind == DM_TK_RETURN)
+		return on_return(e, l, from);
+	return tn->ops->receive(e, l, from, m);
+}
+
+void
+dm_token_timer(struct dm_engine *e, struct dm_lock *l)
+{
+	struct dm_token_node *tn = dm_token_node(e);
+	struct dm_tlock *t;
+
+	if (dm_election_is_lock(l)) {
+		dm_election_timer(e, &tn->el);
+		return;
+	}
+	t = dm_token_lock(e, l);
+	if (!t->wanting || t->in_cs)
+		return;
+	/* Waited T_fail: the token or our request may be lost. */
+	watchdog(e, l, t);
+	dm_election_start(e, &tn->el, "a token is overdue");
+}
+
+void
+dm_token_peer_gone(struct dm_engine *e, struct dm_lock *l, dm_slot_t slot)
+{
+	struct dm_token_node *tn = dm_token_node(e);
+
+	if (dm_election_is_lock(l))
+		dm_election_peer_gone(e, &tn->el, slot);
+	/* Per-lock state is rebuilt by the election the removal causes. */
+}
+
+bool
+dm_token_idle(const struct dm_engine *e, const struct dm_lock *l)
+{
+	const struct dm_token_node *tn = dm_token_node_const(e);
+	const struct dm_tlock *t = dm_lock_state_const(l);
+
+	if (dm_election_is_lock(l))
+		return false;
+	if (t->linked || t->wanting || t->in_cs || t->proxy)
+		return false;
+	return t->lock == NULL || t->gen != tn->gen || tn->ops->initial(e, l);
+}
+
+uint64_t
+dm_token_clock_get(const struct dm_engine *e)
+{
+	return dm_token_node_const(e)->el.k_seen;
+}
+
+void
+dm_token_clock_merge(struct dm_engine *e, uint64_t seq)
+{
+	struct dm_election *el = &dm_token_node(e)->el;
+
+	if (seq > el->k_seen)
+		el->k_seen = seq;
+}

@@ -1,0 +1,103 @@
+/*
+ * dm_token.h: token-holder bookkeeping shared by the token algorithms
+ * (algo_suzuki_kasami.c, algo_raymond.c, algo_naimi_trehel.c).
+ *
+ * Token safety by epochs (see NOTES-token.md):
+ *  - Every token-algorithm message carries the epoch (serial = counter,
+ *    node = coordinator name); a message of any other epoch is dropped, so
+ *    a token of an older epoch is discarded wherever it reappears.
+ *  - The initial state of every lock in an epoch is "the token is at the
+ *    coordinator, nobody waits": a name without state costs nothing, and
+ *    means exactly that.  An election (dm_election.h) is the epoch cut:
+ *    each node reports the locks it is using (HELD); the coordinator holds
+ *    those tokens "by proxy" until the user's RETURN, and regenerates every
+ *    other token simply by starting the epoch.  Waiting nodes ask again.
+ *  - The fencing counter travels in every message (msg.token, filled by the
+ *    engine); regenerated tokens are fenced above the old ones by the roster
+ *    epoch the engine bumps on a majority-confirmed removal.
+ *  - A node waiting longer than T_fail for a token starts an election
+ *    (tokens lost in flight are regenerated).
+ */
+#ifndef DM_TOKEN_H
+#define DM_TOKEN_H
+
+#include "dm_election.h"
+
+/* Token-algorithm message kinds (one range for the three algorithms). */
+enum dm_token_kind {
+	DM_TK_REQUEST = 96,	/* SK: seq = RN; NT: node = requester; Raymond: bare */
+	DM_TK_TOKEN,		/* payload: algorithm's token contents */
+	DM_TK_RETURN,		/* user -> coordinator: a token lent at the cut is free */
+	DM_TK_KIND_MAX_,
+};
+
+/* Common per-lock state: the first member of each algorithm's lock state. */
+struct dm_tlock {
+	struct dm_tlock	*next, *prev;	/* node's active list */
+	struct dm_lock	*lock;
+	uint64_t	 gen;		/* node cut generation the state belongs to */
+	bool		 linked;	/* on the active list (wanting, in_cs or proxy) */
+	bool		 wanting;	/* the engine asked and was not yet permitted */
+	bool		 in_cs;		/* permitted: the node uses the lock */
+	bool		 proxy;		/* coordinator: token lent to a user of an old epoch */
+	bool		 old_user;	/* in use across a cut: RETURN to the coordinator */
+	dm_slot_t	 proxy_for;
+};
+
+struct dm_token_ops {
+	/* Reset the algorithm part to the epoch's initial state. */
+	void	(*reset)(struct dm_engine *e, struct dm_lock *l, bool token_here);
+	/* Ask for the token in the current epoch (the node is Normal). */
+	void	(*ask)(struct dm_engine *e, struct dm_lock *l);
+	/* The token is free again here (CS exit, RETURN, withdrawal with the
+	 * token present): pass it on per the algorithm. */
+	void	(*pass)(struct dm_engine *e, struct dm_lock *l);
+	/* Does another node wait for the token (no local handoff then)? */
+	bool	(*others_waiting)(const struct dm_engine *e, const struct dm_lock *l);
+	/* Is the algorithm part in the epoch's initial state? */
+	bool	(*initial)(const struct dm_engine *e, const struct dm_lock *l);
+	/* The algorithm's messages of the current epoch. */
+	int	(*receive)(struct dm_engine *e, struct dm_lock *l, dm_slot_t from,
+		    const struct dm_msg *m);
+};
+
+/* Node state of a token algorithm: first member of its node state. */
+struct dm_token_node {
+	struct dm_election el;
+	const struct dm_token_ops *ops;
+	struct dm_tlock	*active;
+	uint64_t	 gen;		/* cut generation */
+	uint64_t	 lent, returned;
+};
+
+struct dm_token_node *dm_token_node(struct dm_engine *e);
+const struct dm_token_node *dm_token_node_const(const struct dm_engine *e);
+/* The common state of l, reset first if it belongs to an older epoch. */
+struct dm_tlock	*dm_token_lock(struct dm_engine *e, struct dm_lock *l);
+bool		 dm_token_i_coordinate(const struct dm_engine *e);
+dm_slot_t	 dm_token_coordinator(const struct dm_engine *e);
+/* Begin an algorithm message stamped with the epoch. */
+struct dm_msg	*dm_token_msg(struct dm_engine *e, uint8_t kind, const struct dm_lock *l);
+/* Begin a message for a lock named by a received message (no state here). */
+struct dm_msg	*dm_token_msg_name(struct dm_engine *e, uint8_t kind, const struct dm_msg *about);
+/* Enter the critical section now (token here and free). */
+void		 dm_token_enter(struct dm_engine *e, struct dm_lock *l);
+
+/* The struct dm_algorithm functions, shared by the three algorithms. */
+int		 dm_token_node_init(struct dm_engine *e, void *node_state,
+		    const struct dm_token_ops *ops);
+int		 dm_token_request(struct dm_engine *e, struct dm_lock *l, enum dm_mode mode,
+		    bool try_once);
+void		 dm_token_withdraw(struct dm_engine *e, struct dm_lock *l);
+void		 dm_token_release(struct dm_engine *e, struct dm_lock *l);
+bool		 dm_token_may_handoff(const struct dm_engine *e, const struct dm_lock *l,
+		    enum dm_mode mode);
+int		 dm_token_receive(struct dm_engine *e, struct dm_lock *l, dm_slot_t from,
+		    const struct dm_msg *m);
+void		 dm_token_timer(struct dm_engine *e, struct dm_lock *l);
+void		 dm_token_peer_gone(struct dm_engine *e, struct dm_lock *l, dm_slot_t slot);
+bool		 dm_token_idle(const struct dm_engine *e, const struct dm_lock *l);
+uint64_t	 dm_token_clock_get(const struct dm_engine *e);
+void		 dm_token_clock_merge(struct dm_engine *e, uint64_t seq);
+
+#endif /* DM_TOKEN_H */

@@ -1,0 +1,36 @@
+/*
+ * local_server.h: the daemon's listening Unix socket: bind (with stale-
+ * socket detection) or adopt a passed fd, accept with SO_PEERCRED, keep the
+ * list of sessions, enforce the client limit, and reap closed sessions from
+ * the event loop (never from inside an engine step).
+ */
+#ifndef DMD_LOCAL_SERVER_H
+#define DMD_LOCAL_SERVER_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+struct dmd_daemon;
+struct local_server;
+struct local_session;
+
+/*
+ * Listen on path: create its directory (0755) if missing, refuse with
+ * -EADDRINUSE if a live daemon answers there, remove a stale socket file,
+ * bind, chmod to mode.  Or, with listen_fd >= 0, adopt that listening
+ * socket (socket activation; path is then only remembered, never
+ * unlinked).  Returns 0, -EADDRINUSE, -ENAMETOOLONG, or another -errno.
+ */
+int local_server_new(struct dmd_daemon *daemon, const char *path, mode_t mode, int listen_fd,
+    struct local_server **ret);
+
+/* Close every session (without engine events), stop listening and unlink
+ * the socket it bound.  NULL-safe. */
+struct local_server *local_server_free(struct local_server *server);
+
+/* Sessions call these. */
+void local_server_detach(struct local_server *server, struct local_session *s);
+void local_server_schedule_reap(struct local_server *server);
+size_t local_server_n_sessions(const struct local_server *server);
+
+#endif /* DMD_LOCAL_SERVER_H */

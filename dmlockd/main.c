@@ -1,0 +1,562 @@
+/*
+ * main.c: dmlockd's entry point: command line, configuration (a file, or
+ * a one-node cluster when there is none), and the wiring of the pieces —
+ * event loop, engine host (daemon.c), local socket server, peer transport
+ * (cluster_glue.c), systemd glue — plus the signals: SIGTERM/SIGINT leave
+ * the cluster gracefully and exit, SIGHUP reloads, SIGUSR1 dumps state.
+ * Wiring only; the engine decides, daemon.c routes, local_*.c translate.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <grp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "dm_engine.h"
+#include "dmlockd/cluster_glue.h"
+#include "dmlockd/config_file.h"
+#include "dmlockd/daemon.h"
+#include "dmlockd/local_server.h"
+#include "dmlockd/log.h"
+#include "dmlockd/sd_glue.h"
+#include "local_proto.h"
+#include "socket_path.h"
+
+#ifndef SYSCONFDIR
+#define SYSCONFDIR "/etc"
+#endif
+#define DEFAULT_CONFIG		SYSCONFDIR "/dmlock/dmlockd.conf"
+#define DEFAULT_ALGORITHM	"ricart-agrawala"
+#define LEAVE_TIMEOUT_SEC	10	/* exit anyway if the graceful leave stalls */
+
+struct options {
+	const char	*socket_path;
+	const char	*config_path;
+	bool		 config_explicit;
+	bool		 check_config;
+	bool		 log_level_set;
+};
+
+struct dmd_main {
+	const struct options	*options;
+	struct event_base	*base;
+	struct dmd_daemon	*daemon;
+	struct dmd_cluster	*cluster;
+	struct dmd_config	*config;	/* NULL: standalone */
+	struct event		*status_timer;
+	struct event		*leave_timer;
+	char			 status[256];
+	bool			 ready;
+	bool			 leaving;
+};
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: dmlockd [-c CONFIG] [-S PATH] [-f] [--log-level LEVEL]\n"
+	    "       dmlockd --check-config [-c CONFIG]\n"
+	    "       dmlockd --list-config-keys | --version | --help\n"
+	    "\n"
+	    "  -c, --config CONFIG    configuration file (default " DEFAULT_CONFIG " if it\n"
+	    "                         exists; without one dmlockd is a one-node cluster)\n"
+	    "  -S, --socket PATH      local socket (default: the config's [local] socket, else\n"
+	    "                         /run/dmlock/dmlockd.sock as root,\n"
+	    "                         $XDG_RUNTIME_DIR/dmlock/dmlockd.sock otherwise)\n"
+	    "  -f, --foreground       accepted for compatibility (dmlockd never daemonizes)\n"
+	    "      --log-level LEVEL  err, warning, notice, info (default) or debug\n"
+	    "      --check-config     validate the configuration file and exit\n"
+	    "      --list-config-keys print every configuration key with its default and exit\n"
+	    "      --version          print the version and exit\n"
+	    "  -h, --help             print this help and exit\n");
+}
+
+/* Returns 0 to run, 1 to exit successfully, -EINVAL on a usage error. */
+static int
+parse_args(int argc, char **argv, struct options *o)
+{
+	enum { OPT_LOG_LEVEL = 256, OPT_VERSION, OPT_CHECK_CONFIG, OPT_LIST_KEYS };
+	static const struct option longopts[] = {
+		{ "socket", required_argument, NULL, 'S' },
+		{ "config", required_argument, NULL, 'c' },
+		{ "foreground", no_argument, NULL, 'f' },
+		{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
+		{ "check-config", no_argument, NULL, OPT_CHECK_CONFIG },
+		{ "list-config-keys", no_argument, NULL, OPT_LIST_KEYS },
+		{ "version", no_argument, NULL, OPT_VERSION },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	enum log_level level;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "S:c:fh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'S':
+			o->socket_path = optarg;
+			break;
+		case 'c':
+			o->config_path = optarg;
+			o->config_explicit = true;
+			break;
+		case 'f':
+			break;
+		case OPT_LOG_LEVEL:
+			if (log_level_from_string(optarg, &level) < 0) {
+				fprintf(stderr, "dmlockd: unknown log level '%s' "
+				    "(err, warning, notice, info, debug)\n", optarg);
+				return -EINVAL;
+			}
+			log_set_max_level(level);
+			o->log_level_set = true;
+			break;
+		case OPT_CHECK_CONFIG:
+			o->check_config = true;
+			break;
+		case OPT_LIST_KEYS:
+			config_print_keys(stdout);
+			return 1;
+		case OPT_VERSION:
+			printf("dmlockd %s (local protocol %d)\n", PACKAGE_VERSION, LP_VERSION);
+			return 1;
+		case 'h':
+			usage(stdout);
+			return 1;
+		default:
+			usage(stderr);
+			return -EINVAL;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "dmlockd: unexpected argument '%s'\n", argv[optind]);
+		usage(stderr);
+		return -EINVAL;
+	}
+	if (o->config_path == NULL && access(DEFAULT_CONFIG, F_OK) == 0)
+		o->config_path = DEFAULT_CONFIG;
+	return 0;
+}
+
+/* This host's name as a valid node name: the first label of the hostname,
+ * with characters a node name cannot hold replaced by '-'. */
+static void
+default_node_name(char *buf, size_t size)
+{
+	char host[256] = "";
+	if (gethostname(host, sizeof(host) - 1) < 0 || host[0] == '\0')
+		snprintf(host, sizeof(host), "localhost");
+	host[strcspn(host, ".")] = '\0';
+	size_t n = 0;
+	for (size_t i = 0; host[i] != '\0' && n + 1 < size && n < DM_NODE_NAME_MAX; i++) {
+		char ch = host[i];
+		bool ok = (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'z') ||
+		    (ch >= 'A' && ch <= 'Z') || ch == '_' || ch == '-';
+		buf[n++] = ok ? ch : '-';
+	}
+	buf[n] = '\0';
+	if (!dm_node_name_valid(buf, n))
+		snprintf(buf, size, "localhost");
+}
+
+/* 64 random bits for the incarnation number and the engine's seed. */
+static uint64_t
+startup_entropy(void)
+{
+	uint64_t v = 0;
+	if (getrandom(&v, sizeof(v), 0) == (ssize_t)sizeof(v) && v != 0)
+		return v;
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ((uint64_t)ts.tv_sec << 20) ^ (uint64_t)ts.tv_nsec ^ ((uint64_t)getpid() << 32) ^ 1;
+}
+
+static int
+load_config(const char *path, struct dmd_config **ret)
+{
+	char err[512] = "";
+	int r = config_load(path, dm_algorithm_names(), ret, err, sizeof(err));
+	if (r < 0)
+		log_error("%s", err[0] != '\0' ? err : strerror(-r));
+	return r;
+}
+
+static void
+status_line(struct dmd_main *m, char *buf, size_t size)
+{
+	struct dm_engine_stats st;
+	dm_engine_get_stats(dmd_daemon_engine(m->daemon), &st);
+	snprintf(buf, size, "node %s, %s, roster %zu node(s), epoch %llu, %zu lock(s) held, "
+	    "%zu waiting%s", dmd_daemon_node(m->daemon), st.algorithm, st.roster_size,
+	    (unsigned long long)st.epoch, st.locks_held_local, st.waiters_local,
+	    m->leaving ? ", leaving" : "");
+}
+
+static void
+on_status_timer(evutil_socket_t fd, short what, void *arg)
+{
+	struct dmd_main *m = arg;
+	char now[sizeof(m->status)];
+	if (!m->ready)
+		return;
+	status_line(m, now, sizeof(now));
+	if (strcmp(now, m->status) != 0) {
+		memcpy(m->status, now, sizeof(now));
+		dmd_sd_notify_status("%s", m->status);
+	}
+}
+
+static void
+on_engine_state(void *ctx, enum dm_effect_type type)
+{
+	struct dmd_main *m = ctx;
+	if (type == DM_FX_READY && !m->ready) {
+		m->ready = true;
+		status_line(m, m->status, sizeof(m->status));
+		log_notice("ready: %s", m->status);
+		dmd_sd_notify_ready(m->status);
+	} else if (type == DM_FX_LEFT) {
+		log_notice("left the cluster");
+		event_base_loopbreak(m->base);
+	}
+}
+
+static void
+on_leave_timeout(evutil_socket_t fd, short what, void *arg)
+{
+	struct dmd_main *m = arg;
+	log_warning("graceful leave did not finish within %d s; exiting anyway", LEAVE_TIMEOUT_SEC);
+	event_base_loopbreak(m->base);
+}
+
+static void
+on_stop_signal(evutil_socket_t sig, short what, void *arg)
+{
+	struct dmd_main *m = arg;
+	if (m->leaving) {
+		log_notice("second %s: exiting now", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+		event_base_loopbreak(m->base);
+		return;
+	}
+	dmd_sd_notify_stopping();
+	m->leaving = true;
+	log_notice("received %s: leaving the cluster", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+	struct dm_engine_stats st;
+	dm_engine_get_stats(dmd_daemon_engine(m->daemon), &st);
+	if (st.roster_size <= 1 || m->cluster == NULL) {
+		event_base_loopbreak(m->base);
+		return;
+	}
+	struct timeval tv = { .tv_sec = LEAVE_TIMEOUT_SEC };
+	evtimer_add(m->leave_timer, &tv);
+	struct dm_event ev = { .type = DM_EV_LEAVE };
+	int r = dmd_daemon_step(m->daemon, &ev);
+	if (r < 0) {
+		log_warning_errno(r, "cannot leave the cluster gracefully");
+		event_base_loopbreak(m->base);
+	}
+}
+
+static bool
+str_differs(const char *a, const char *b)
+{
+	return strcmp(a != NULL ? a : "", b != NULL ? b : "") != 0;
+}
+
+/* SIGHUP: reread the file; apply TLS files and the log level; say what
+ * needs a restart.  On any error the running configuration stays. */
+static void
+on_reload_signal(evutil_socket_t sig, short what, void *arg)
+{
+	struct dmd_main *m = arg;
+	struct dmd_config *fresh = NULL;
+
+	dmd_sd_notify_reloading();
+	if (m->config == NULL) {
+		log_notice("SIGHUP: no configuration file in use; nothing to reload");
+		goto out;
+	}
+	log_notice("SIGHUP: reloading %s", m->config->path);
+	if (load_config(m->config->path, &fresh) < 0) {
+		log_error("reload failed; keeping the running configuration");
+		goto out;
+	}
+	if (!m->options->log_level_set && fresh->log_level != m->config->log_level) {
+		log_set_max_level(fresh->log_level);
+		log_notice("log level reloaded");
+	}
+	if (m->cluster != NULL && dmd_cluster_reload_tls(m->cluster, fresh) < 0)
+		log_error("TLS files not reloaded; keeping the old ones");
+	if (str_differs(fresh->node_name, m->config->node_name) ||
+	    str_differs(fresh->cluster, m->config->cluster) ||
+	    str_differs(fresh->algorithm, m->config->algorithm) ||
+	    fresh->n_listen != m->config->n_listen || fresh->n_peers != m->config->n_peers ||
+	    fresh->failure_policy != m->config->failure_policy ||
+	    fresh->lease_ms != m->config->lease_ms ||
+	    fresh->request_timeout_ms != m->config->request_timeout_ms ||
+	    fresh->probe_timeout_ms != m->config->probe_timeout_ms ||
+	    str_differs(fresh->local_socket, m->config->local_socket))
+		log_warning("node, cluster, peers, listen, algorithm, timeouts or socket changed: "
+		    "not reloaded (restart dmlockd to apply; use dmlock join/leave for the roster)");
+	/* Keep the old config: the engine and transport borrow its strings. */
+	config_free(fresh);
+out:
+	dmd_sd_notify_ready(m->status);
+}
+
+static void
+dump_roster_member(void *ctx, const char *name, const char *address, bool is_self, bool link_up)
+{
+	log_notice("state: peer %s %s %s", name, address != NULL && *address ? address : "-",
+	    is_self ? "self" : link_up ? "up" : "down");
+}
+
+static void
+dump_lock(void *ctx, const char *lock, uint64_t handle, enum dm_mode mode, bool granted,
+    uint64_t token, dm_msec_t since)
+{
+	struct log_fields f = { .lock = lock, .token = token };
+	log_full(LOG_LEVEL_NOTICE, &f, "state: lock %s handle %llu %s since %llu ms",
+	    mode == DM_MODE_SHARED ? "sh" : "ex", (unsigned long long)handle,
+	    granted ? "held" : "waiting", (unsigned long long)since);
+}
+
+static void
+on_dump_signal(evutil_socket_t sig, short what, void *arg)
+{
+	struct dmd_main *m = arg;
+	char line[sizeof(m->status)];
+	status_line(m, line, sizeof(line));
+	log_notice("state: %s", line);
+	dm_engine_visit_roster(dmd_daemon_engine(m->daemon), dump_roster_member, m);
+	dm_engine_visit_local_locks(dmd_daemon_engine(m->daemon), dump_lock, m);
+}
+
+static int
+socket_path_for(const struct dmd_main *m, int listen_fd, char *path, size_t size)
+{
+	int r;
+	if (m->options->socket_path != NULL)
+		r = snprintf(path, size, "%s", m->options->socket_path) >= (int)size
+		    ? -ENAMETOOLONG : 0;
+	else if (m->config != NULL && m->config->local_socket != NULL)
+		r = snprintf(path, size, "%s", m->config->local_socket) >= (int)size
+		    ? -ENAMETOOLONG : 0;
+	else
+		r = lp_socket_path_daemon(path, size);
+	if (r == -ENOENT && listen_fd >= 0) {
+		/* Socket activation as a user without XDG_RUNTIME_DIR: the
+		 * path only names the socket in logs. */
+		snprintf(path, size, "(socket activation)");
+		r = 0;
+	}
+	if (r == -ENOENT)
+		return log_error_errno(r, "no socket path: XDG_RUNTIME_DIR is unset (use -S PATH)");
+	if (r < 0)
+		return log_error_errno(r, "bad socket path");
+	return 0;
+}
+
+/* Give the socket the configured group, unless it already has it. */
+static int
+apply_socket_group(const struct dmd_config *c, const char *path, int listen_fd)
+{
+	if (c == NULL || c->socket_group == NULL || c->socket_group[0] == '\0' || listen_fd >= 0)
+		return 0;
+	struct group *g = getgrnam(c->socket_group);
+	if (g == NULL)
+		return log_error_errno(ENOENT, "[local] socket_group: no group '%s'", c->socket_group);
+	struct stat st;
+	if (stat(path, &st) == 0 && st.st_gid == g->gr_gid)
+		return 0;
+	if (chown(path, (uid_t)-1, g->gr_gid) < 0)
+		return log_error_errno(errno, "cannot give %s to group %s", path, c->socket_group);
+	return 0;
+}
+
+static int
+build_engine_config(struct dmd_main *m, uint64_t incarnation, uint64_t seed, char *node,
+    size_t node_size, struct dm_engine_config *ret)
+{
+	if (m->config != NULL) {
+		config_to_engine(m->config, incarnation, seed, ret);
+		return 0;
+	}
+	default_node_name(node, node_size);
+	*ret = (struct dm_engine_config){
+		.self = node,
+		.self_address = "",
+		.cluster = "standalone",
+		.algorithm = DEFAULT_ALGORITHM,
+		.failure_policy = DM_FAILURE_MAJORITY,
+		.incarnation = incarnation,
+		.seed = seed,
+	};
+	return 0;
+}
+
+static bool
+config_is_clustered(const struct dmd_config *c)
+{
+	return c != NULL && (c->n_listen > 0 || c->n_peers > 1 || c->sponsor.name != NULL);
+}
+
+static int
+install_signals(struct dmd_main *m, struct event **ev, size_t n)
+{
+	static const int sigs[] = { SIGTERM, SIGINT, SIGHUP, SIGUSR1 };
+	event_callback_fn fns[] = { on_stop_signal, on_stop_signal, on_reload_signal, on_dump_signal };
+	for (size_t i = 0; i < n && i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		ev[i] = evsignal_new(m->base, sigs[i], fns[i], m);
+		if (ev[i] == NULL || evsignal_add(ev[i], NULL) < 0)
+			return log_error_errno(ENOMEM, "cannot install signal handlers");
+	}
+	signal(SIGPIPE, SIG_IGN);
+	return 0;
+}
+
+static int
+run(const struct options *o)
+{
+	char node[DM_NODE_NAME_MAX + 1];
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	struct dmd_main m = { .options = o };
+	struct local_server *server = NULL;
+	struct event *signals[4] = { NULL };
+	struct dm_engine_config engine_config;
+	int listen_fd = -ENOENT;
+	int r;
+
+	log_use_journal(dmd_sd_stderr_is_journal());
+	if (o->config_path != NULL) {
+		r = load_config(o->config_path, &m.config);
+		if (r < 0)
+			return r;
+		if (!o->log_level_set)
+			log_set_max_level(m.config->log_level);
+	}
+	uint64_t incarnation = startup_entropy();
+	uint64_t seed = startup_entropy();
+	build_engine_config(&m, incarnation, seed, node, sizeof(node), &engine_config);
+
+	listen_fd = dmd_sd_listen_fd();
+	if (listen_fd < 0 && listen_fd != -ENOENT)
+		return listen_fd;
+	r = socket_path_for(&m, listen_fd, path, sizeof(path));
+	if (r < 0)
+		goto out;
+
+	m.base = event_base_new();
+	if (m.base == NULL) {
+		r = log_error_errno(ENOMEM, "cannot create the event loop");
+		goto out;
+	}
+	r = dmd_daemon_new(m.base, &engine_config, &m.daemon);
+	if (r < 0) {
+		log_error_errno(r, "the engine refused the configuration (algorithm %s)",
+		    engine_config.algorithm);
+		goto out;
+	}
+	dmd_daemon_set_state_hook(m.daemon, on_engine_state, &m);
+	if (config_is_clustered(m.config)) {
+		r = dmd_cluster_new(m.daemon, m.config, incarnation, seed, &m.cluster);
+		if (r < 0)
+			goto out;
+	}
+
+	mode_t mode = m.config != NULL ? m.config->socket_mode : geteuid() == 0 ? 0660 : 0600;
+	r = local_server_new(m.daemon, path, mode, listen_fd >= 0 ? listen_fd : -1, &server);
+	if (r < 0)
+		goto out;
+	r = apply_socket_group(m.config, path, listen_fd);
+	if (r < 0)
+		goto out;
+
+	m.status_timer = event_new(m.base, -1, EV_PERSIST, on_status_timer, &m);
+	m.leave_timer = evtimer_new(m.base, on_leave_timeout, &m);
+	if (m.status_timer == NULL || m.leave_timer == NULL) {
+		r = log_error_errno(ENOMEM, "cannot create timers");
+		goto out;
+	}
+	evtimer_add(m.status_timer, &(struct timeval){ .tv_sec = 1 });
+	r = install_signals(&m, signals, sizeof(signals) / sizeof(signals[0]));
+	if (r < 0)
+		goto out;
+	r = dmd_sd_watchdog_start(m.base);
+	if (r < 0)
+		log_warning_errno(r, "cannot arm the systemd watchdog");
+
+	/* The first step delivers the startup effects (READY when standalone,
+	 * PEER_ADD for the roster, JOIN through the sponsor). */
+	struct dm_event tick = { .type = DM_EV_TICK };
+	r = dmd_daemon_step(m.daemon, &tick);
+	if (r < 0) {
+		log_error_errno(r, "engine failed to start");
+		goto out;
+	}
+	log_notice("dmlockd %s listening on %s (node %s, algorithm %s, %s)", PACKAGE_VERSION,
+	    path, engine_config.self, engine_config.algorithm,
+	    m.cluster != NULL ? "clustered" : "standalone");
+
+	if (event_base_dispatch(m.base) < 0) {
+		r = log_error_errno(EIO, "event loop failed");
+		goto out;
+	}
+	r = 0;
+out:
+	dmd_sd_watchdog_stop();
+	for (size_t i = 0; i < sizeof(signals) / sizeof(signals[0]); i++)
+		if (signals[i] != NULL)
+			event_free(signals[i]);
+	if (m.status_timer != NULL)
+		event_free(m.status_timer);
+	if (m.leave_timer != NULL)
+		event_free(m.leave_timer);
+	local_server_free(server);
+	dmd_cluster_free(m.cluster);
+	dmd_daemon_free(m.daemon);
+	if (m.base != NULL)
+		event_base_free(m.base);
+	config_free(m.config);
+	return r;
+}
+
+static int
+check_config(const struct options *o)
+{
+	struct dmd_config *c = NULL;
+	if (o->config_path == NULL) {
+		fprintf(stderr, "dmlockd: no configuration file (%s does not exist): "
+		    "dmlockd would run as a one-node cluster\n", DEFAULT_CONFIG);
+		return 0;
+	}
+	if (load_config(o->config_path, &c) < 0)
+		return -EINVAL;
+	printf("%s: OK (node %s, algorithm %s, %zu peer(s)%s)\n", o->config_path, c->node_name,
+	    c->algorithm, c->n_peers, c->sponsor.name != NULL ? ", joins through a sponsor" : "");
+	config_free(c);
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct options o = { 0 };
+	int r = parse_args(argc, argv, &o);
+	if (r != 0)
+		return r > 0 ? EXIT_SUCCESS : 2;
+	if (o.check_config)
+		return check_config(&o) < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+	r = run(&o);
+	return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,316 @@
+/*
+ * check_sim_checker.c: the simulator's own building blocks, tested with
+ * hand-made histories so that a checker that can never fire is caught:
+ * each invariant checker must accept a correct history and reject a broken
+ * one; the event heap must pop in (time, insertion) order; the PRNG must be
+ * reproducible.
+ */
+#include <check.h>
+#include <errno.h>
+#include <string.h>
+#include <stdlib.h>
+
+#include "sim_check.h"
+#include "sim_heap.h"
+#include "sim_rng.h"
+
+static struct sim_checker ck;
+
+static void
+setup(void)
+{
+	sim_check_init(&ck);
+}
+
+static void
+teardown(void)
+{
+	sim_check_fini(&ck);
+}
+
+START_TEST(exclusion_accepts_serial_history)
+{
+	ck_assert_int_eq(sim_check_request(&ck, 0, 0, 1, "a", DM_MODE_EXCLUSIVE), 0);
+	ck_assert_int_eq(sim_check_request(&ck, 0, 1, 2, "a", DM_MODE_EXCLUSIVE), 0);
+	ck_assert_int_eq(sim_check_grant(&ck, 10, 0, 1, 1, 0), 0);
+	ck_assert_int_eq(sim_check_end(&ck, 20, 1), 0);
+	ck_assert_int_eq(sim_check_grant(&ck, 20, 1, 2, 2, 0), 0);
+	ck_assert_int_eq(sim_check_end(&ck, 30, 2), 0);
+	ck_assert_int_eq(ck.violation, SIM_OK);
+	ck_assert_uint_eq(ck.grants, 2);
+}
+END_TEST
+
+START_TEST(exclusion_catches_two_exclusive_holders)
+{
+	sim_check_request(&ck, 0, 0, 1, "a", DM_MODE_EXCLUSIVE);
+	sim_check_request(&ck, 0, 1, 2, "a", DM_MODE_EXCLUSIVE);
+	ck_assert_int_eq(sim_check_grant(&ck, 10, 0, 1, 1, 0), 0);
+	ck_assert_int_eq(sim_check_grant(&ck, 15, 1, 2, 2, 0), -1);
+	ck_assert_int_eq(ck.violation, SIM_V_EXCLUSION);
+	ck_assert_ptr_nonnull(strstr(ck.what, "lock 'a'"));
+}
+END_TEST
+
+START_TEST(exclusion_catches_shared_with_exclusive)
+{
+	sim_check_request(&ck, 0, 0, 1, "a", DM_MODE_SHARED);
+	sim_check_request(&ck, 0, 1, 2, "a", DM_MODE_EXCLUSIVE);
+	ck_assert_int_eq(sim_check_grant(&ck, 10, 0, 1, 1, 0), 0);
+	ck_assert_int_eq(sim_check_grant(&ck, 15, 1, 2, 2, 0), -1);
+	ck_assert_int_eq(ck.violation, SIM_V_EXCLUSION);
+}
+END_TEST
+
+START_TEST(exclusion_allows_readers_and_other_names)
+{
+	sim_check_request(&ck, 0, 0, 1, "a", DM_MODE_SHARED);
+	sim_check_request(&ck, 0, 1, 2, "a", DM_MODE_SHARED);
+	sim_check_request(&ck, 0, 2, 3, "b", DM_MODE_EXCLUSIVE);
+	ck_assert_int_eq(sim_check_grant(&ck, 10, 0, 1, 1, 0), 0);
+	ck_assert_int_eq(sim_check_grant(&ck, 11, 1, 2, 1, 0), 0);
+	ck_assert_int_eq(sim_check_grant(&ck, 12, 2, 3, 1, 0), 0);
+	ck_assert_int_eq(ck.violation, SIM_OK);
+}
+END_TEST
+
+START_TEST(exclusion_honours_expiry)
+{
+	sim_check_request(&ck, 0, 0, 1, "a", DM_MODE_EXCLUSIVE);
+	sim_check_request(&ck, 0, 1, 2, "a", DM_MODE_EXCLUSIVE);
+	/* Client 1's grant expires at 100: a grant at 100 is fine... */
+	ck_assert_int_eq(sim_check_grant(&ck, 10, 0, 1, 1, 100), 0);
+	ck_assert_int_eq(sim_check_grant(&ck, 100, 1, 2, 2, 0), 0);
+	ck_assert_int_eq(ck.violation, SIM_OK);
+}
+END_TEST
+
+START_TEST(exclusion_extension_keeps_holder)
+{
+	sim_check_request(&ck, 0, 0, 1, "a", DM_MODE_EXCLUSIVE);
+	sim_check_request(&ck, 0, 1, 2, "a", DM_MODE_EXCLUSIVE);
+	ck_assert_int_eq(sim_check_grant(&ck, 10, 0, 1, 1, 100), 0);
+	ck_assert_int_eq(sim_check_expiry(&ck, 50, 1, 200), 0);
+	ck_assert_int_eq(sim_check_grant(&ck, 150, 1, 2, 2, 0), -1);
+	ck_assert_int_eq(ck.violation, SIM_V_EXCLUSION);
+}
+END_TEST
+
+START_TEST(exclusion_late_extension_does_not_revive)
+{
+	sim_check_request(&ck, 0, 0, 1, "a", DM_MODE_EXCLUSIVE);
+	sim_check_request(&ck, 0, 1, 2, "a", DM_MODE_EXCLUSIVE);
+	ck_assert_int_eq(sim_check_grant(&ck, 10, 0, 1, 1, 100), 0);
+	ck_assert_int_eq(sim_check_expiry(&ck, 120, 1, 200), 0);
+	ck_assert_int_eq(sim_check_grant(&ck, 150, 1, 2, 2, 0), 0);
+	ck_assert_int_eq(ck.violation, SIM_OK);
+}
+END_TEST
+
+START_TEST(token_catches_stale_exclusive)
+{
+	sim_check_request(&ck, 0, 0, 1, "a", DM_MODE_EXCLUSIVE);
+	sim_check_request(&ck, 0, 1, 2, "a", DM_MODE_EXCLUSIVE);
+	ck_assert_int_eq(sim_check_grant(&ck, 10, 0, 1, 5, 0), 0);
+	sim_check_end(&ck, 20, 1);
+	ck_assert_int_eq(sim_check_grant(&ck, 30, 1, 2, 5, 0), -1);
+	ck_assert_int_eq(ck.violation, SIM_V_TOKEN);
+}
+END_TEST
+
+START_TEST(token_shared_must_exceed_exclusive_only)
+{
+	sim_check_request(&ck, 0, 0, 1, "a", DM_MODE_EXCLUSIVE);
+	sim_check_request(&ck, 0, 1, 2, "a", DM_MODE_SHARED);
+	sim_check_request(&ck, 0, 2, 3, "a", DM_MODE_SHARED);
+	sim_check_request(&ck, 0, 0, 4, "a", DM_MODE_SHARED);
+	ck_assert_int_eq(sim_check_grant(&ck, 10, 0, 1, 5, 0), 0);
+	sim_check_end(&ck, 20, 1);
+	ck_assert_int_eq(sim_check_grant(&ck, 30, 1, 2, 7, 0), 0);
+	/* Concurrent readers need not be ordered among themselves... */
+	ck_assert_int_eq(sim_check_grant(&ck, 31, 2, 3, 6, 0), 0);
+	ck_assert_int_eq(ck.violation, SIM_OK);
+	/* ...but must exceed every earlier writer. */
+	ck_assert_int_eq(sim_check_grant(&ck, 32, 0, 4, 5, 0), -1);
+	ck_assert_int_eq(ck.violation, SIM_V_TOKEN);
+}
+END_TEST
+
+START_TEST(liveness_after_heal)
+{
+	sim_check_request(&ck, 0, 0, 1, "a", DM_MODE_EXCLUSIVE);
+	/* Before healing nothing is due. */
+	ck_assert_int_eq(sim_check_progress(&ck, 1000000, 10), 0);
+	sim_check_heal(&ck, 1000000);
+	ck_assert_int_eq(sim_check_progress(&ck, 1000010, 10), 0);
+	ck_assert_int_eq(sim_check_progress(&ck, 1000011, 10), -1);
+	ck_assert_int_eq(ck.violation, SIM_V_LIVENESS);
+}
+END_TEST
+
+START_TEST(liveness_resolved_requests_are_fine)
+{
+	sim_check_heal(&ck, 0);
+	sim_check_request(&ck, 0, 0, 1, "a", DM_MODE_EXCLUSIVE);
+	sim_check_request(&ck, 0, 0, 2, "a", DM_MODE_EXCLUSIVE);
+	sim_check_request(&ck, 0, 0, 3, "a", DM_MODE_EXCLUSIVE);
+	ck_assert_int_eq(sim_check_deny(&ck, 5, 2), 0);
+	ck_assert_int_eq(sim_check_withdraw(&ck, 5, 3), 0);
+	ck_assert_int_eq(sim_check_grant(&ck, 5, 0, 1, 1, 0), 0);
+	ck_assert_int_eq(sim_check_progress(&ck, 1000, 10), 0);
+	ck_assert_uint_eq(sim_check_pending(&ck), 0);
+}
+END_TEST
+
+/* Node 0 requests; nodes 1 and 2 enter alternately. */
+static int
+entries_before_node0(unsigned others)
+{
+	uint64_t h = 100;
+
+	ck.bound_nodes = 3;
+	sim_check_request(&ck, 0, 0, 1, "a", DM_MODE_EXCLUSIVE);
+	sim_check_net_request(&ck, 0, 0, "a");
+	for (unsigned i = 0; i < others; i++, h++) {
+		int node = 1 + (int)(i % 2);
+
+		sim_check_request(&ck, 1 + i * 10, node, h, "a", DM_MODE_EXCLUSIVE);
+		sim_check_grant(&ck, 2 + i * 10, node, h, 10 + i, 0);
+		sim_check_end(&ck, 3 + i * 10, h);
+	}
+	return sim_check_grant(&ck, 1000, 0, 1, 1000, 0);
+}
+
+START_TEST(bound_accepts_2n_minus_2)
+{
+	ck_assert_int_eq(entries_before_node0(4), 0);
+	ck_assert_int_eq(ck.violation, SIM_OK);
+}
+END_TEST
+
+START_TEST(bound_catches_more)
+{
+	ck_assert_int_eq(entries_before_node0(5), -1);
+	ck_assert_int_eq(ck.violation, SIM_V_BOUND);
+}
+END_TEST
+
+START_TEST(local_handoff_is_one_entry)
+{
+	ck.bound_nodes = 2;
+	sim_check_request(&ck, 0, 0, 1, "a", DM_MODE_EXCLUSIVE);
+	sim_check_net_request(&ck, 0, 0, "a");
+	/* Node 1 enters once and hands the lock over locally five times. */
+	sim_check_request(&ck, 0, 1, 10, "a", DM_MODE_EXCLUSIVE);
+	sim_check_grant(&ck, 1, 1, 10, 1, 0);
+	for (uint64_t h = 11; h < 16; h++) {
+		sim_check_request(&ck, h, 1, h, "a", DM_MODE_EXCLUSIVE);
+		sim_check_end(&ck, h * 10, h - 1);
+		sim_check_grant(&ck, h * 10, 1, h, h, 0);
+	}
+	sim_check_end(&ck, 500, 15);
+	ck_assert_int_eq(sim_check_grant(&ck, 600, 0, 1, 100, 0), 0);
+	ck_assert_uint_eq(ck.entries, 2);
+}
+END_TEST
+
+START_TEST(protocol_catches_grant_without_request)
+{
+	ck_assert_int_eq(sim_check_grant(&ck, 1, 0, 42, 1, 0), -1);
+	ck_assert_int_eq(ck.violation, SIM_V_PROTOCOL);
+}
+END_TEST
+
+START_TEST(messages_per_entry)
+{
+	ck_assert_int_eq(sim_check_messages(&ck, 40, 5, 5, 2), 0);
+	ck_assert_int_eq(sim_check_messages(&ck, 41, 5, 5, 2), -1);
+	ck_assert_int_eq(ck.violation, SIM_V_MESSAGES);
+}
+END_TEST
+
+START_TEST(heap_orders_by_time_then_insertion)
+{
+	struct sim_heap h;
+	struct sim_event ev = { 0 }, out;
+	struct sim_rng rng;
+	sim_time_t last_at = 0;
+	uint64_t last_order = 0;
+
+	sim_heap_init(&h);
+	sim_rng_seed(&rng, 7);
+	for (int i = 0; i < 1000; i++) {
+		ev.at = sim_rng_below(&rng, 50);
+		ck_assert_int_eq(sim_heap_push(&h, &ev), 0);
+	}
+	for (int i = 0; i < 1000; i++) {
+		ck_assert_int_eq(sim_heap_pop(&h, &out), 0);
+		ck_assert(out.at > last_at || (out.at == last_at && (i == 0 || out.order > last_order)));
+		last_at = out.at;
+		last_order = out.order;
+	}
+	ck_assert_int_eq(sim_heap_pop(&h, &out), -ENOENT);
+	sim_heap_fini(&h);
+}
+END_TEST
+
+START_TEST(rng_is_reproducible_and_bounded)
+{
+	struct sim_rng a, b;
+
+	sim_rng_seed(&a, 12345);
+	sim_rng_seed(&b, 12345);
+	for (int i = 0; i < 1000; i++) {
+		uint64_t x = sim_rng_range(&a, 3, 9);
+
+		ck_assert_uint_eq(x, sim_rng_range(&b, 3, 9));
+		ck_assert(x >= 3 && x <= 9);
+	}
+	sim_rng_seed(&b, 12346);
+	ck_assert_uint_ne(sim_rng_next(&a), sim_rng_next(&b));
+}
+END_TEST
+
+static Suite *
+checker_suite(void)
+{
+	Suite *s = suite_create("sim_checker");
+	TCase *tc = tcase_create("oracle");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, exclusion_accepts_serial_history);
+	tcase_add_test(tc, exclusion_catches_two_exclusive_holders);
+	tcase_add_test(tc, exclusion_catches_shared_with_exclusive);
+	tcase_add_test(tc, exclusion_allows_readers_and_other_names);
+	tcase_add_test(tc, exclusion_honours_expiry);
+	tcase_add_test(tc, exclusion_extension_keeps_holder);
+	tcase_add_test(tc, exclusion_late_extension_does_not_revive);
+	tcase_add_test(tc, token_catches_stale_exclusive);
+	tcase_add_test(tc, token_shared_must_exceed_exclusive_only);
+	tcase_add_test(tc, liveness_after_heal);
+	tcase_add_test(tc, liveness_resolved_requests_are_fine);
+	tcase_add_test(tc, bound_accepts_2n_minus_2);
+	tcase_add_test(tc, bound_catches_more);
+	tcase_add_test(tc, local_handoff_is_one_entry);
+	tcase_add_test(tc, protocol_catches_grant_without_request);
+	tcase_add_test(tc, messages_per_entry);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("parts");
+	tcase_add_test(tc, heap_orders_by_time_then_insertion);
+	tcase_add_test(tc, rng_is_reproducible_and_bounded);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(checker_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

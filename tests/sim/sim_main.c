@@ -1,0 +1,351 @@
+/*
+ * sim_main.c: dmlock-sim, the command-line driver of the deterministic
+ * simulator: runs any range of seeds and cluster sizes, prints a violation
+ * report (DMSIM_SEED=..., the invariant, a readable trace) for every
+ * failing seed, and per-size statistics: messages per critical-section
+ * entry, response time and synchronisation delay in units of the simulated
+ * message delay D.  Exit status: 0 all seeds passed, 1 a violation, 2 usage.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_world.h"
+
+struct size_stats {
+	uint64_t runs, violations, grants, entries, algo_messages, faults, events;
+	double response_sum, sync_sum, sync_max;
+	uint64_t response_n, sync_n;
+};
+
+static void
+usage(FILE *out)
+{
+	fprintf(out,
+	    "usage: dmlock-sim [options]\n"
+	    "  --seed S             run one seed (replay)\n"
+	    "  --seeds A..B | N     run seeds A..B, or 1..N (default 1..100)\n"
+	    "  --nodes N | A-B      cluster size; with a range, seed s uses A + s mod (B-A+1)\n"
+	    "  --algorithm NAME     default ricart-agrawala\n"
+	    "  --policy majority|paper\n"
+	    "  --faults / --no-faults   inject faults (default) or not\n"
+	    "  --fault-mask HEX     subset of faults: 1 crash, 2 pause, 4 partition, 8 link,\n"
+	    "                       10 leave, 20 join, 40 clock drift (default 7f)\n"
+	    "  --partition-any      partitions may cut off a majority, not only minorities\n"
+	    "  --workload random|forever|light|heavy\n"
+	    "  --no-shared          exclusive requests only\n"
+	    "  --break never-defer|probe-bare-reply|stale-token|no-lease  (negative control)\n"
+	    "  --metrics            RA section 5 figures: fault-free light and heavy load\n"
+	    "  --trace              print every event of the run\n"
+	    "  --fault-ms MS, --calm-ms MS, --delay-us US (D, default 1000)\n"
+	    "  --constant-delay     every message takes exactly D\n"
+	    "  --max-reports K      full reports for the first K failing seeds (default 3)\n"
+	    "  --quiet              only the summary\n");
+}
+
+static int
+parse_range(const char *s, uint64_t *lo, uint64_t *hi, const char *sep)
+{
+	char *end;
+	const char *p = strstr(s, sep);
+
+	errno = 0;
+	*lo = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return -EINVAL;
+	if (!p) {
+		if (*end)
+			return -EINVAL;
+		*hi = *lo;
+		return 1;
+	}
+	if (end != p)
+		return -EINVAL;
+	*hi = strtoull(p + strlen(sep), &end, 10);
+	if (errno || *end || *hi < *lo)
+		return -EINVAL;
+	return 2;
+}
+
+static uint32_t
+breakage_flag(const char *s)
+{
+	if (strcmp(s, "never-defer") == 0)
+		return DM_BREAK_NEVER_DEFER;
+	if (strcmp(s, "probe-bare-reply") == 0)
+		return DM_BREAK_PROBE_BARE_REPLY;
+	if (strcmp(s, "stale-token") == 0)
+		return DM_BREAK_STALE_TOKEN;
+	if (strcmp(s, "no-lease") == 0)
+		return DM_BREAK_NO_LEASE;
+	return 0;
+}
+
+static void
+account(struct size_stats *st, const struct sim_result *res, int r)
+{
+	st->runs++;
+	st->violations += r != 0;
+	st->grants += res->grants;
+	st->entries += res->entries;
+	st->algo_messages += res->algo_messages;
+	st->faults += res->faults_injected;
+	st->events += res->events;
+	st->response_sum += res->response_sum_d;
+	st->response_n += res->response_n;
+	st->sync_sum += res->sync_sum_d;
+	st->sync_n += res->sync_n;
+	if (res->sync_max_d > st->sync_max)
+		st->sync_max = res->sync_max_d;
+}
+
+static void
+print_stats(unsigned n, const struct size_stats *st)
+{
+	printf("N=%-3u runs=%-8" PRIu64 " violations=%-4" PRIu64 " grants=%-9" PRIu64
+	    " entries=%-9" PRIu64 " msgs/entry=", n, st->runs, st->violations,
+	    st->grants, st->entries);
+	if (st->entries)
+		printf("%.3f", (double)st->algo_messages / (double)st->entries);
+	else
+		printf("-");
+	printf(" (RA: 2(N-1)=%u) response=", 2 * (n - 1));
+	if (st->response_n)
+		printf("%.3fD", st->response_sum / (double)st->response_n);
+	else
+		printf("-");
+	printf(" sync-delay=");
+	if (st->sync_n)
+		printf("%.3fD(max %.3fD)", st->sync_sum / (double)st->sync_n, st->sync_max);
+	else
+		printf("-");
+	printf(" faults=%" PRIu64 "\n", st->faults);
+}
+
+/* RA §5: light load (one request at a time) gives the response time, heavy
+ * load (everybody always waiting) the synchronisation delay. */
+static int
+run_metrics(struct sim_config *base, uint64_t nlo, uint64_t nhi)
+{
+	int failed = 0;
+
+	printf("RA section 5 metrics, fault-free, constant message delay D:\n");
+	for (uint64_t n = nlo; n <= nhi; n++) {
+		struct sim_config cfg = *base;
+		struct sim_result light, heavy;
+		int r1, r2;
+
+		cfg.nodes = (unsigned)n;
+		cfg.faults = 0;
+		cfg.constant_delay = true;
+		cfg.shared = false;
+		cfg.workload = SIM_W_LIGHT;
+		r1 = sim_run(&cfg, &light);
+		cfg.workload = SIM_W_HEAVY;
+		r2 = sim_run(&cfg, &heavy);
+		if (r1 < 0 || r2 < 0) {
+			fprintf(stderr, "dmlock-sim: setup failed: %s\n", strerror(-(r1 < 0 ? r1 : r2)));
+			return 2;
+		}
+		failed |= r1 | r2;
+		printf("N=%-3" PRIu64 " msgs/entry=%.3f (2(N-1)=%" PRIu64 ") light-load response=%.3fD"
+		    " (one round trip = 2D) heavy-load sync-delay=%.3fD max %.3fD (one message = 1D)"
+		    " entries=%" PRIu64 "+%" PRIu64 "%s\n", n,
+		    light.entries + heavy.entries ?
+		    (double)(light.algo_messages + heavy.algo_messages) /
+		    (double)(light.entries + heavy.entries) : 0.0, 2 * (n - 1),
+		    light.response_n ? light.response_sum_d / (double)light.response_n : 0.0,
+		    heavy.sync_n ? heavy.sync_sum_d / (double)heavy.sync_n : 0.0,
+		    heavy.sync_max_d, light.entries, heavy.entries,
+		    r1 || r2 ? "  VIOLATION" : "");
+	}
+	return failed ? 1 : 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	enum {
+		O_SEED = 256, O_SEEDS, O_NODES, O_ALGO, O_POLICY, O_FAULTS, O_NOFAULTS,
+		O_MASK, O_PANY, O_WORKLOAD, O_NOSHARED, O_BREAK, O_METRICS, O_TRACE,
+		O_FAULTMS, O_CALMMS, O_DELAY, O_MAXREP, O_QUIET, O_HELP, O_CONST,
+	};
+	static const struct option opts[] = {
+		{ "seed", required_argument, NULL, O_SEED },
+		{ "seeds", required_argument, NULL, O_SEEDS },
+		{ "nodes", required_argument, NULL, O_NODES },
+		{ "algorithm", required_argument, NULL, O_ALGO },
+		{ "policy", required_argument, NULL, O_POLICY },
+		{ "faults", no_argument, NULL, O_FAULTS },
+		{ "no-faults", no_argument, NULL, O_NOFAULTS },
+		{ "fault-mask", required_argument, NULL, O_MASK },
+		{ "partition-any", no_argument, NULL, O_PANY },
+		{ "workload", required_argument, NULL, O_WORKLOAD },
+		{ "no-shared", no_argument, NULL, O_NOSHARED },
+		{ "break", required_argument, NULL, O_BREAK },
+		{ "metrics", no_argument, NULL, O_METRICS },
+		{ "trace", no_argument, NULL, O_TRACE },
+		{ "fault-ms", required_argument, NULL, O_FAULTMS },
+		{ "calm-ms", required_argument, NULL, O_CALMMS },
+		{ "delay-us", required_argument, NULL, O_DELAY },
+		{ "max-reports", required_argument, NULL, O_MAXREP },
+		{ "quiet", no_argument, NULL, O_QUIET },
+		{ "constant-delay", no_argument, NULL, O_CONST },
+		{ "help", no_argument, NULL, O_HELP },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct sim_config cfg = { .shared = true, .faults = SIM_F_ALL };
+	uint64_t slo = 1, shi = 100, nlo = 3, nhi = 3, v;
+	uint64_t max_reports = 3, reported = 0, failed = 0;
+	bool metrics = false, quiet = false;
+	struct size_stats *stats;
+	int o, r;
+
+	while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (o) {
+		case O_SEED:
+			if (parse_range(optarg, &slo, &shi, "..") != 1)
+				goto bad;
+			break;
+		case O_SEEDS:
+			r = parse_range(optarg, &slo, &shi, "..");
+			if (r < 0)
+				goto bad;
+			if (r == 1) {	/* a count */
+				if (slo == 0)
+					goto bad;
+				shi = slo;
+				slo = 1;
+			}
+			break;
+		case O_NODES:
+			if (parse_range(optarg, &nlo, &nhi, "-") < 0 || nlo < 1 || nhi > 60)
+				goto bad;
+			break;
+		case O_ALGO:
+			cfg.algorithm = optarg;
+			break;
+		case O_POLICY:
+			if (strcmp(optarg, "paper") == 0)
+				cfg.policy = DM_FAILURE_PAPER;
+			else if (strcmp(optarg, "majority") == 0)
+				cfg.policy = DM_FAILURE_MAJORITY;
+			else
+				goto bad;
+			break;
+		case O_FAULTS:
+			cfg.faults = cfg.faults ? cfg.faults : SIM_F_ALL;
+			break;
+		case O_NOFAULTS:
+			cfg.faults = 0;
+			break;
+		case O_MASK:
+			cfg.faults = (uint32_t)strtoul(optarg, NULL, 16) & SIM_F_ALL;
+			break;
+		case O_PANY:
+			cfg.partition_any = true;
+			break;
+		case O_WORKLOAD:
+			if (strcmp(optarg, "random") == 0)
+				cfg.workload = SIM_W_RANDOM;
+			else if (strcmp(optarg, "forever") == 0)
+				cfg.workload = SIM_W_FOREVER;
+			else if (strcmp(optarg, "light") == 0)
+				cfg.workload = SIM_W_LIGHT;
+			else if (strcmp(optarg, "heavy") == 0)
+				cfg.workload = SIM_W_HEAVY;
+			else
+				goto bad;
+			break;
+		case O_NOSHARED:
+			cfg.shared = false;
+			break;
+		case O_BREAK:
+			if (!(cfg.breakage |= breakage_flag(optarg)))
+				goto bad;
+			break;
+		case O_METRICS:
+			metrics = true;
+			break;
+		case O_TRACE:
+			cfg.trace = stdout;
+			break;
+		case O_FAULTMS:
+		case O_CALMMS:
+		case O_DELAY:
+		case O_MAXREP:
+			v = strtoull(optarg, NULL, 10);
+			if (o == O_FAULTMS)
+				cfg.fault_ms = (uint32_t)v;
+			else if (o == O_CALMMS)
+				cfg.calm_ms = (uint32_t)v;
+			else if (o == O_DELAY)
+				cfg.delay_us = (uint32_t)v;
+			else
+				max_reports = v;
+			break;
+		case O_QUIET:
+			quiet = true;
+			break;
+		case O_CONST:
+			cfg.constant_delay = true;
+			break;
+		case O_HELP:
+			usage(stdout);
+			return 0;
+		default:
+			goto bad;
+		}
+	}
+	if (optind != argc)
+		goto bad;
+	if (metrics)
+		return run_metrics(&cfg, nlo, nhi);
+
+	stats = calloc(nhi + 1, sizeof(*stats));
+	if (!stats)
+		return 2;
+	for (uint64_t s = slo; s <= shi; s++) {
+		struct sim_result res;
+
+		cfg.seed = s;
+		cfg.nodes = (unsigned)(nlo + s % (nhi - nlo + 1));
+		cfg.report = reported < max_reports ? stderr : NULL;
+		r = sim_run(&cfg, &res);
+		if (r < 0) {
+			fprintf(stderr, "dmlock-sim: seed %" PRIu64 ": setup failed: %s\n", s,
+			    strerror(-r));
+			free(stats);
+			return 2;
+		}
+		if (r > 0) {
+			failed++;
+			if (reported++ >= max_reports)
+				fprintf(stderr, "DMSIM_SEED=%" PRIu64 " nodes=%u VIOLATION %s: %s\n",
+				    s, cfg.nodes, sim_violation_name(res.violation), res.what);
+		}
+		account(&stats[cfg.nodes], &res, r);
+		if (cfg.trace)
+			printf("seed %" PRIu64 ": %s, %" PRIu64 " events, trace hash %016" PRIx64 "\n",
+			    s, r ? "VIOLATION" : "ok", res.events, res.trace_hash);
+		if (!quiet && (s - slo + 1) % 10000 == 0)
+			fprintf(stderr, "dmlock-sim: %" PRIu64 " seeds done, %" PRIu64 " failed\n",
+			    s - slo + 1, failed);
+	}
+	printf("dmlock-sim: seeds %" PRIu64 "..%" PRIu64 " nodes %" PRIu64 "-%" PRIu64
+	    " algorithm %s policy %s faults %#x: %" PRIu64 " runs, %" PRIu64 " violations\n",
+	    slo, shi, nlo, nhi, cfg.algorithm ? cfg.algorithm : "ricart-agrawala",
+	    cfg.policy == DM_FAILURE_PAPER ? "paper" : "majority", cfg.faults,
+	    shi - slo + 1, failed);
+	for (uint64_t n = nlo; n <= nhi; n++)
+		if (stats[n].runs)
+			print_stats((unsigned)n, &stats[n]);
+	free(stats);
+	return failed ? 1 : 0;
+bad:
+	usage(stderr);
+	return 2;
+}

@@ -1,0 +1,608 @@
+/*
+ * check_libdmlock.c: libdmlock against a real dmlockd (started by the
+ * fixture on a temporary socket, stopped by PID): blocking and
+ * non-blocking acquire/release, try/timeout, shared and exclusive modes,
+ * fencing tokens, release when the holder's connection or process dies,
+ * status/ping, and a misbehaving client (flood, oversized line) that must
+ * not disturb another client's locks.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "dmlock.h"
+#include "libdmlock_test_daemon.h"
+
+static struct test_daemon daemon_under_test;
+
+static void
+daemon_setup(void)
+{
+	test_daemon_start(&daemon_under_test);
+}
+
+static void
+daemon_teardown(void)
+{
+	bool clean = test_daemon_stop(&daemon_under_test);
+	if (!clean) {
+		fprintf(stderr, "dmlockd did not exit cleanly (status or socket left)\n");
+		exit(1);
+	}
+}
+
+static struct dmlock_conn *
+connect_ok(void)
+{
+	struct dmlock_conn *c = NULL;
+	int r = dmlock_connect(daemon_under_test.socket, &c);
+	ck_assert_msg(r == 0, "connect: %s", dmlock_strerror(r));
+	return c;
+}
+
+static struct dmlock_lock *
+acquire_ok(struct dmlock_conn *c, const char *name, enum dmlock_mode mode, int64_t timeout)
+{
+	struct dmlock_lock *l = NULL;
+	int r = dmlock_acquire(c, name, mode, timeout, &l);
+	ck_assert_msg(r == 0, "acquire %s: %s", name, dmlock_strerror(r));
+	ck_assert_ptr_nonnull(l);
+	return l;
+}
+
+/* Drive conn until lock leaves PENDING or timeout_ms passes. */
+static void
+wait_not_pending(struct dmlock_conn *c, struct dmlock_lock *l, int timeout_ms)
+{
+	unsigned long long until = test_now_ms() + (unsigned long long)timeout_ms;
+	while (dmlock_lock_state(l) == DMLOCK_STATE_PENDING && test_now_ms() < until) {
+		struct pollfd p = { .fd = dmlock_fd(c), .events = dmlock_events(c) };
+		poll(&p, 1, 100);
+		ck_assert_int_eq(dmlock_process(c), 0);
+	}
+}
+
+START_TEST(acquire_release)
+{
+	struct dmlock_conn *c = connect_ok();
+	ck_assert_ptr_nonnull(dmlock_conn_node(c));
+	ck_assert_str_eq(dmlock_conn_algorithm(c), "ricart-agrawala");
+	struct dmlock_lock *l = acquire_ok(c, "t/basic", DMLOCK_EXCLUSIVE, DMLOCK_TRY);
+	ck_assert_int_eq(dmlock_lock_state(l), DMLOCK_STATE_HELD);
+	ck_assert_uint_gt(dmlock_lock_token(l), 0);
+	ck_assert_str_eq(dmlock_lock_name(l), "t/basic");
+	ck_assert_int_eq(dmlock_lock_mode(l), DMLOCK_EXCLUSIVE);
+	ck_assert_int_eq(dmlock_lock_check(l), 0);
+	ck_assert_int_eq(dmlock_release(l), 0);
+	/* Released: taking it again succeeds at once. */
+	l = acquire_ok(c, "t/basic", DMLOCK_EXCLUSIVE, DMLOCK_TRY);
+	ck_assert_int_eq(dmlock_release(l), 0);
+	dmlock_close(c);
+}
+END_TEST
+
+START_TEST(try_busy_and_timeout)
+{
+	struct dmlock_conn *a = connect_ok(), *b = connect_ok();
+	struct dmlock_lock *held = acquire_ok(a, "t/busy", DMLOCK_EXCLUSIVE, DMLOCK_TRY);
+	struct dmlock_lock *l = NULL;
+	ck_assert_int_eq(dmlock_acquire(b, "t/busy", DMLOCK_EXCLUSIVE, DMLOCK_TRY, &l), -EBUSY);
+	ck_assert_ptr_null(l);
+	unsigned long long t0 = test_now_ms();
+	ck_assert_int_eq(dmlock_acquire(b, "t/busy", DMLOCK_EXCLUSIVE, 300, &l), -ETIMEDOUT);
+	unsigned long long waited = test_now_ms() - t0;
+	ck_assert_msg(waited >= 250 && waited < 5000, "waited %llu ms", waited);
+	ck_assert_int_eq(dmlock_lock_check(held), 0);	/* a's lock unaffected */
+	ck_assert_int_eq(dmlock_release(held), 0);
+	l = acquire_ok(b, "t/busy", DMLOCK_EXCLUSIVE, 300);
+	ck_assert_int_eq(dmlock_release(l), 0);
+	dmlock_close(a);
+	dmlock_close(b);
+}
+END_TEST
+
+START_TEST(shared_and_exclusive)
+{
+	struct dmlock_conn *a = connect_ok(), *b = connect_ok(), *c = connect_ok();
+	struct dmlock_lock *ra = acquire_ok(a, "t/rw", DMLOCK_SHARED, DMLOCK_TRY);
+	struct dmlock_lock *rb = acquire_ok(b, "t/rw", DMLOCK_SHARED, DMLOCK_TRY);
+	struct dmlock_lock *w = NULL;
+	ck_assert_int_eq(dmlock_acquire(c, "t/rw", DMLOCK_EXCLUSIVE, DMLOCK_TRY, &w), -EBUSY);
+	ck_assert_int_eq(dmlock_release(ra), 0);
+	ck_assert_int_eq(dmlock_acquire(c, "t/rw", DMLOCK_EXCLUSIVE, DMLOCK_TRY, &w), -EBUSY);
+	ck_assert_int_eq(dmlock_release(rb), 0);
+	w = acquire_ok(c, "t/rw", DMLOCK_EXCLUSIVE, DMLOCK_TRY);
+	/* An exclusive holder keeps readers out too. */
+	struct dmlock_lock *r = NULL;
+	ck_assert_int_eq(dmlock_acquire(a, "t/rw", DMLOCK_SHARED, DMLOCK_TRY, &r), -EBUSY);
+	ck_assert_int_eq(dmlock_release(w), 0);
+	r = acquire_ok(a, "t/rw", DMLOCK_SHARED, DMLOCK_TRY);
+	ck_assert_int_eq(dmlock_release(r), 0);
+	dmlock_close(a);
+	dmlock_close(b);
+	dmlock_close(c);
+}
+END_TEST
+
+START_TEST(tokens_increase)
+{
+	struct dmlock_conn *a = connect_ok(), *b = connect_ok();
+	uint64_t last = 0;
+	for (int i = 0; i < 20; i++) {
+		struct dmlock_lock *l = acquire_ok(i % 2 ? a : b, "t/token", DMLOCK_EXCLUSIVE,
+		    1000);
+		uint64_t t = dmlock_lock_token(l);
+		ck_assert_msg(t > last, "token %llu after %llu", (unsigned long long)t,
+		    (unsigned long long)last);
+		last = t;
+		ck_assert_int_eq(dmlock_release(l), 0);
+	}
+	dmlock_close(a);
+	dmlock_close(b);
+}
+END_TEST
+
+START_TEST(released_when_connection_closes)
+{
+	struct dmlock_conn *a = connect_ok(), *b = connect_ok();
+	struct dmlock_lock *held = acquire_ok(a, "t/close", DMLOCK_EXCLUSIVE, DMLOCK_TRY);
+	struct dmlock_lock *waiter = NULL;
+	ck_assert_int_eq(dmlock_submit_acquire(b, "t/close", DMLOCK_EXCLUSIVE, DMLOCK_FOREVER,
+	    NULL, NULL, &waiter), 0);
+	ck_assert_int_eq(dmlock_process(b), 0);
+	ck_assert_int_eq(dmlock_lock_state(waiter), DMLOCK_STATE_PENDING);
+	dmlock_close(a);	/* no release: the daemon must release on close */
+	ck_assert_int_eq(dmlock_lock_state(held), DMLOCK_STATE_LOST);
+	ck_assert_int_eq(dmlock_release(held), -ENOLCK);
+	wait_not_pending(b, waiter, 5000);
+	ck_assert_int_eq(dmlock_lock_state(waiter), DMLOCK_STATE_HELD);
+	ck_assert_int_eq(dmlock_release(waiter), 0);
+	dmlock_close(b);
+}
+END_TEST
+
+START_TEST(released_when_holder_killed)
+{
+	int pipefd[2];
+	ck_assert_int_eq(pipe(pipefd), 0);
+	pid_t child = fork();
+	ck_assert_int_ge(child, 0);
+	if (child == 0) {
+		struct dmlock_conn *c;
+		struct dmlock_lock *l;
+		if (dmlock_connect(daemon_under_test.socket, &c) < 0 ||
+		    dmlock_acquire(c, "t/kill", DMLOCK_EXCLUSIVE, DMLOCK_TRY, &l) < 0)
+			_exit(1);
+		(void)!write(pipefd[1], "H", 1);
+		for (;;)
+			pause();
+	}
+	close(pipefd[1]);
+	char ch = 0;
+	struct pollfd p = { .fd = pipefd[0], .events = POLLIN };
+	ck_assert_int_eq(poll(&p, 1, 10000), 1);
+	ck_assert_int_eq(read(pipefd[0], &ch, 1), 1);
+	ck_assert_int_eq(ch, 'H');
+
+	struct dmlock_conn *b = connect_ok();
+	struct dmlock_lock *l = NULL;
+	ck_assert_int_eq(dmlock_acquire(b, "t/kill", DMLOCK_EXCLUSIVE, DMLOCK_TRY, &l), -EBUSY);
+	ck_assert_int_eq(dmlock_submit_acquire(b, "t/kill", DMLOCK_EXCLUSIVE, DMLOCK_FOREVER,
+	    NULL, NULL, &l), 0);
+	kill(child, SIGKILL);
+	ck_assert_int_eq(waitpid(child, NULL, 0), child);
+	wait_not_pending(b, l, 5000);
+	ck_assert_int_eq(dmlock_lock_state(l), DMLOCK_STATE_HELD);
+	ck_assert_int_eq(dmlock_release(l), 0);
+	dmlock_close(b);
+	close(pipefd[0]);
+}
+END_TEST
+
+struct cb_log {
+	int granted, denied, released;
+	int last_error;
+};
+
+static void
+record(struct dmlock_lock *lock, enum dmlock_event ev, int error, void *userdata)
+{
+	struct cb_log *log = userdata;
+	ck_assert_ptr_eq(dmlock_lock_userdata(lock), userdata);
+	if (ev == DMLOCK_EVENT_GRANTED)
+		log->granted++;
+	else if (ev == DMLOCK_EVENT_DENIED)
+		log->denied++;
+	else if (ev == DMLOCK_EVENT_RELEASED)
+		log->released++;
+	log->last_error = error;
+}
+
+START_TEST(nonblocking_callbacks)
+{
+	struct dmlock_conn *c = connect_ok();
+	struct cb_log log = { 0 };
+	struct dmlock_lock *one, *two;
+	ck_assert_int_eq(dmlock_submit_acquire(c, "t/nb", DMLOCK_EXCLUSIVE, DMLOCK_TRY, record,
+	    &log, &one), 0);
+	ck_assert_int_eq(dmlock_submit_acquire(c, "t/nb", DMLOCK_EXCLUSIVE, DMLOCK_TRY, record,
+	    &log, &two), 0);
+	unsigned long long until = test_now_ms() + 5000;
+	while (log.granted + log.denied < 2 && test_now_ms() < until) {
+		struct pollfd p = { .fd = dmlock_fd(c), .events = dmlock_events(c) };
+		poll(&p, 1, dmlock_timeout(c) < 0 ? 100 : dmlock_timeout(c));
+		ck_assert_int_eq(dmlock_process(c), 0);
+	}
+	ck_assert_int_eq(log.granted, 1);
+	ck_assert_int_eq(log.denied, 1);
+	ck_assert_int_eq(log.last_error, -EBUSY);
+	ck_assert_int_eq(dmlock_lock_state(one), DMLOCK_STATE_HELD);
+	ck_assert_int_eq(dmlock_lock_state(two), DMLOCK_STATE_DENIED);
+	ck_assert_int_eq(dmlock_lock_error(two), -EBUSY);
+	ck_assert_int_eq(dmlock_submit_release(one), 0);
+	ck_assert_int_eq(dmlock_submit_release(two), -ENOLCK);
+	until = test_now_ms() + 5000;
+	while (log.released < 1 && test_now_ms() < until) {
+		struct pollfd p = { .fd = dmlock_fd(c), .events = dmlock_events(c) };
+		poll(&p, 1, 100);
+		ck_assert_int_eq(dmlock_process(c), 0);
+	}
+	ck_assert_int_eq(dmlock_lock_state(one), DMLOCK_STATE_RELEASED);
+	dmlock_lock_free(one);
+	dmlock_lock_free(two);
+	dmlock_close(c);
+}
+END_TEST
+
+START_TEST(status_and_ping)
+{
+	struct dmlock_conn *c = connect_ok();
+	struct dmlock_lock *l = acquire_ok(c, "t/status", DMLOCK_SHARED, DMLOCK_TRY);
+	int64_t rtt = -1;
+	ck_assert_int_eq(dmlock_ping(c, &rtt), 0);
+	ck_assert_int_ge(rtt, 0);
+	char *text = NULL;
+	ck_assert_int_eq(dmlock_status(c, &text), 0);
+	ck_assert_ptr_nonnull(text);
+	char want[128];
+	ck_assert_msg(strncmp(text, "NODE ", 5) == 0, "status: %s", text);
+	snprintf(want, sizeof(want), "LOCK t/status sh held %llu ",
+	    (unsigned long long)dmlock_lock_token(l));
+	ck_assert_msg(strstr(text, want) != NULL, "no '%s' in: %s", want, text);
+	snprintf(want, sizeof(want), " %ld %ld 1\n", (long)getpid(), (long)getuid());
+	ck_assert_msg(strstr(text, want) != NULL, "no pid/uid '%s' in: %s", want, text);
+	free(text);
+	ck_assert_int_eq(dmlock_release(l), 0);
+	dmlock_close(c);
+}
+END_TEST
+
+START_TEST(bad_arguments)
+{
+	struct dmlock_conn *c = connect_ok(), *none = NULL;
+	struct dmlock_lock *l = NULL;
+	ck_assert_int_eq(dmlock_acquire(c, "", DMLOCK_EXCLUSIVE, 0, &l), -EINVAL);
+	ck_assert_int_eq(dmlock_acquire(c, "a b", DMLOCK_EXCLUSIVE, 0, &l), -EINVAL);
+	ck_assert_int_eq(dmlock_acquire(c, "x", (enum dmlock_mode)5, 0, &l), -EINVAL);
+	ck_assert_int_eq(dmlock_acquire(c, "x", DMLOCK_EXCLUSIVE, -2, &l), -EINVAL);
+	ck_assert_ptr_null(l);
+	ck_assert_int_eq(dmlock_connect("/nonexistent/dmlockd.sock", &none), -ENOENT);
+	ck_assert_ptr_null(none);
+	ck_assert_str_eq(dmlock_strerror(-EBUSY), "lock is held by someone else");
+	ck_assert_ptr_nonnull(dmlock_strerror(-12345));
+	/* The connection still works after refused arguments. */
+	l = acquire_ok(c, "x", DMLOCK_EXCLUSIVE, DMLOCK_TRY);
+	ck_assert_int_eq(dmlock_release(l), 0);
+	dmlock_close(c);
+}
+END_TEST
+
+START_TEST(flood_does_not_disturb_others)
+{
+	struct dmlock_conn *good = connect_ok();
+	struct dmlock_lock *kept = acquire_ok(good, "t/flood-kept", DMLOCK_EXCLUSIVE, DMLOCK_TRY);
+	int bad = test_raw_connect(daemon_under_test.socket);
+	ck_assert_int_ge(bad, 0);
+	char line[256];
+	ck_assert_int_gt(test_raw_read_line(bad, line, sizeof(line), 5000), 0);
+
+	/* 10,000 bogus lines, interleaved with the good client's work. */
+	static const char *const bogus[] = { "BOGUS\n", "ACQUIRE\n", "RELEASE 1/2\n",
+	    "ACQUIRE 1 a b c d\n", "CANCEL nope\n", "\n", "ACQUIRE 1 x ex 05\n" };
+	int sent = 0, cycles = 0;
+	for (int i = 0; i < 10000; i++) {
+		const char *s = bogus[i % 7];
+		if (send(bad, s, strlen(s), MSG_NOSIGNAL | MSG_DONTWAIT) > 0)
+			sent++;
+		if (i % 500 == 0) {
+			struct dmlock_lock *l = acquire_ok(good, "t/flood", DMLOCK_EXCLUSIVE, 2000);
+			ck_assert_int_eq(dmlock_release(l), 0);
+			cycles++;
+		}
+	}
+	ck_assert_int_gt(sent, 0);
+	ck_assert_int_eq(cycles, 20);
+	/* The flooder is cut off after its error budget... */
+	bool seen = false;
+	ck_assert(test_raw_read_until_eof(bad, "ERROR - too-many-errors", &seen, 10000));
+	ck_assert(seen);
+	close(bad);
+	/* ...and the good client still holds its lock and works. */
+	ck_assert_int_eq(dmlock_lock_check(kept), 0);
+	ck_assert_int_eq(dmlock_ping(good, NULL), 0);
+	struct dmlock_conn *other = connect_ok();
+	struct dmlock_lock *l = NULL;
+	ck_assert_int_eq(dmlock_acquire(other, "t/flood-kept", DMLOCK_EXCLUSIVE, DMLOCK_TRY, &l),
+	    -EBUSY);
+	ck_assert_int_eq(dmlock_release(kept), 0);
+	dmlock_close(other);
+	dmlock_close(good);
+}
+END_TEST
+
+START_TEST(oversized_line_disconnects_only_that_client)
+{
+	struct dmlock_conn *good = connect_ok();
+	struct dmlock_lock *kept = acquire_ok(good, "t/big-kept", DMLOCK_EXCLUSIVE, DMLOCK_TRY);
+	int bad = test_raw_connect(daemon_under_test.socket);
+	ck_assert_int_ge(bad, 0);
+	char line[4096];
+	ck_assert_int_gt(test_raw_read_line(bad, line, sizeof(line), 5000), 0);
+	/* The bad client takes a lock too: it must be released with it. */
+	const char *acq = "ACQUIRE 1 t/big-bad ex try\n";
+	ck_assert_int_eq(write(bad, acq, strlen(acq)), (ssize_t)strlen(acq));
+	ck_assert_int_gt(test_raw_read_line(bad, line, sizeof(line), 5000), 0);
+	ck_assert_msg(strncmp(line, "GRANTED 1 ", 10) == 0, "got '%s'", line);
+
+	memset(line, 'A', 2000);
+	(void)!send(bad, line, 2000, MSG_NOSIGNAL);
+	bool seen = false;
+	ck_assert(test_raw_read_until_eof(bad, "ERROR - too-long", &seen, 10000));
+	ck_assert(seen);
+	close(bad);
+
+	ck_assert_int_eq(dmlock_lock_check(kept), 0);
+	ck_assert_int_eq(dmlock_ping(good, NULL), 0);
+	struct dmlock_lock *l = acquire_ok(good, "t/big-bad", DMLOCK_EXCLUSIVE, 5000);
+	ck_assert_int_eq(dmlock_release(l), 0);
+	ck_assert_int_eq(dmlock_release(kept), 0);
+	dmlock_close(good);
+}
+END_TEST
+
+START_TEST(raw_protocol_answers)
+{
+	int fd = test_raw_connect(daemon_under_test.socket);
+	ck_assert_int_ge(fd, 0);
+	char line[1024];
+	ck_assert_int_gt(test_raw_read_line(fd, line, sizeof(line), 5000), 0);
+	ck_assert_int_eq(strncmp(line, "DMLOCK 1 ", 9), 0);
+	static const struct {
+		const char *send, *expect;
+	} steps[] = {
+		{ "PING\n", "PONG" },
+		{ "ACQUIRE a t/raw ex try\n", "GRANTED a " },
+		{ "ACQUIRE a t/raw2 ex try\n", "ERROR a id-in-use " },
+		{ "ACQUIRE b t/raw ex try\n", "DENIED b busy " },
+		{ "ACQUIRE c t/raw ex forever\n", NULL },
+		{ "RELEASE c\n", "ERROR c not-held " },
+		{ "CANCEL c\n", "RELEASED c" },
+		{ "RELEASE zz\n", "ERROR zz unknown-id " },
+		{ "FROB\n", "ERROR - unknown-verb " },
+		{ "ACQUIRE d bad\x01name ex try\n", "ERROR - syntax " },
+		{ "ACQUIRE d x xx try\n", "ERROR d bad-mode " },
+		{ "RELEASE a\r\n", "RELEASED a" },
+		{ "ACQUIRE a t/raw sh 10\n", "GRANTED a " },
+	};
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		ck_assert_int_eq(write(fd, steps[i].send, strlen(steps[i].send)),
+		    (ssize_t)strlen(steps[i].send));
+		if (steps[i].expect == NULL)
+			continue;
+		ck_assert_int_ge(test_raw_read_line(fd, line, sizeof(line), 5000), 0);
+		ck_assert_msg(strncmp(line, steps[i].expect, strlen(steps[i].expect)) == 0,
+		    "sent %s got '%s', want '%s'", steps[i].send, line, steps[i].expect);
+	}
+	close(fd);
+}
+END_TEST
+
+/* ---- the library's own deadline check, against a fake daemon -------- */
+
+START_TEST(deadline_passes_without_extend)
+{
+	char dir[] = "/tmp/dmlock-fake-XXXXXX", path[64];
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/fake.sock", dir);
+	int lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	ck_assert_int_eq(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	ck_assert_int_eq(listen(lfd, 1), 0);
+	int report[2];
+	ck_assert_int_eq(pipe(report), 0);
+
+	pid_t fake = fork();
+	ck_assert_int_ge(fake, 0);
+	if (fake == 0) {
+		/* A daemon that grants with a deadline 300 ms ahead, then goes
+		 * silent: no EXTEND.  It reports the next line it gets. */
+		char buf[512], out[600];
+		int fd = accept(lfd, NULL, NULL);
+		(void)!write(fd, "DMLOCK 1 fake ricart-agrawala\n", 30);
+		if (test_raw_read_line(fd, buf, sizeof(buf), 5000) < 0)
+			_exit(1);
+		int n = snprintf(out, sizeof(out), "GRANTED 1 7 %llu\n", test_now_ms() + 300);
+		(void)!write(fd, out, (size_t)n);
+		if (test_raw_read_line(fd, buf, sizeof(buf), 5000) < 0)
+			_exit(2);
+		(void)!write(report[1], buf, strlen(buf));
+		_exit(0);
+	}
+	close(report[1]);
+
+	struct dmlock_conn *c = NULL;
+	ck_assert_int_eq(dmlock_connect(path, &c), 0);
+	struct dmlock_lock *l = acquire_ok(c, "t/deadline", DMLOCK_EXCLUSIVE, DMLOCK_TRY);
+	ck_assert_uint_gt(dmlock_lock_deadline(l), 0);
+	ck_assert_int_eq(dmlock_lock_check(l), 0);
+	int timeout = dmlock_timeout(c);
+	ck_assert_int_ge(timeout, 0);
+	ck_assert_int_le(timeout, 300);
+	unsigned long long until = test_now_ms() + 5000;
+	while (dmlock_lock_state(l) == DMLOCK_STATE_HELD && test_now_ms() < until) {
+		struct pollfd p = { .fd = dmlock_fd(c), .events = dmlock_events(c) };
+		poll(&p, 1, dmlock_timeout(c));
+		ck_assert_int_eq(dmlock_process(c), 0);
+	}
+	ck_assert_int_eq(dmlock_lock_state(l), DMLOCK_STATE_LOST);
+	ck_assert_int_eq(dmlock_lock_error(l), -ETIMEDOUT);
+	ck_assert_int_eq(dmlock_lock_check(l), -ENOLCK);
+	ck_assert_uint_ge(test_now_ms() + 50, dmlock_lock_deadline(l) + 0);
+	/* The library told the daemon it no longer holds the lock. */
+	char buf[128] = "";
+	struct pollfd p = { .fd = report[0], .events = POLLIN };
+	ck_assert_int_eq(poll(&p, 1, 5000), 1);
+	ck_assert_int_gt(read(report[0], buf, sizeof(buf) - 1), 0);
+	ck_assert_str_eq(buf, "CANCEL 1");
+	ck_assert_int_eq(waitpid(fake, NULL, 0), fake);
+	dmlock_lock_free(l);
+	dmlock_close(c);
+	close(lfd);
+	unlink(path);
+	rmdir(dir);
+}
+END_TEST
+
+/* ---- daemon start-up rules -------------------------------------------- */
+
+static pid_t
+spawn_dmlockd(const char *socket_path)
+{
+	const char *builddir = getenv("top_builddir");
+	char prog[4096];
+	snprintf(prog, sizeof(prog), "%s/dmlockd/dmlockd", builddir != NULL ? builddir : ".");
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		execl(prog, prog, "-S", socket_path, "--log-level", "err", (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* waitpid with a bound; returns the exit status or -1 if still running. */
+static int
+wait_exit(pid_t pid, int timeout_ms)
+{
+	int status;
+	unsigned long long until = test_now_ms() + (unsigned long long)timeout_ms;
+	while (test_now_ms() < until) {
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+		poll(NULL, 0, 10);
+	}
+	return -1;
+}
+
+START_TEST(refuses_live_socket)
+{
+	struct dmlock_conn *c = connect_ok();
+	pid_t second = spawn_dmlockd(daemon_under_test.socket);
+	int status = wait_exit(second, 10000);
+	if (status < 0) {
+		kill(second, SIGKILL);
+		waitpid(second, NULL, 0);
+	}
+	ck_assert_int_eq(status, 1);
+	/* The first daemon and its connection are untouched. */
+	ck_assert_int_eq(dmlock_ping(c, NULL), 0);
+	dmlock_close(c);
+	c = connect_ok();
+	dmlock_close(c);
+}
+END_TEST
+
+START_TEST(removes_stale_socket)
+{
+	char dir[] = "/tmp/dmlock-stale-XXXXXX", path[64];
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/dmlockd.sock", dir);
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	close(fd);	/* a socket file nobody listens on: stale */
+
+	pid_t pid = spawn_dmlockd(path);
+	struct dmlock_conn *c = NULL;
+	int r = -1;
+	for (int i = 0; i < 1000 && r < 0; i++) {
+		r = dmlock_connect(path, &c);
+		if (r < 0)
+			poll(NULL, 0, 10);
+	}
+	ck_assert_int_eq(r, 0);
+	ck_assert_int_eq(dmlock_ping(c, NULL), 0);
+	dmlock_close(c);
+	kill(pid, SIGTERM);
+	ck_assert_int_eq(wait_exit(pid, 10000), 0);
+	ck_assert_int_eq(access(path, F_OK), -1);	/* unlinked on SIGTERM */
+	rmdir(dir);
+}
+END_TEST
+
+static Suite *
+libdmlock_suite(void)
+{
+	Suite *s = suite_create("libdmlock");
+	TCase *tc = tcase_create("daemon");
+	tcase_add_unchecked_fixture(tc, daemon_setup, daemon_teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, acquire_release);
+	tcase_add_test(tc, try_busy_and_timeout);
+	tcase_add_test(tc, shared_and_exclusive);
+	tcase_add_test(tc, tokens_increase);
+	tcase_add_test(tc, released_when_connection_closes);
+	tcase_add_test(tc, released_when_holder_killed);
+	tcase_add_test(tc, nonblocking_callbacks);
+	tcase_add_test(tc, status_and_ping);
+	tcase_add_test(tc, bad_arguments);
+	tcase_add_test(tc, flood_does_not_disturb_others);
+	tcase_add_test(tc, oversized_line_disconnects_only_that_client);
+	tcase_add_test(tc, raw_protocol_answers);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("startup");
+	tcase_add_unchecked_fixture(tc, daemon_setup, daemon_teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, refuses_live_socket);
+	tcase_add_test(tc, removes_stale_socket);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("fake_daemon");
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, deadline_passes_without_extend);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(libdmlock_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,0 +1,319 @@
+/*
+ * engine_harness.h: a tiny in-test cluster for the engine unit tests:
+ * N engines, one global FIFO message queue (so every link is FIFO),
+ * recorded client effects, helpers to acquire/release and pump messages.
+ * Header-only so each check_engine*.c stays self-contained.
+ */
+#ifndef ENGINE_HARNESS_H
+#define ENGINE_HARNESS_H
+
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dm_engine.h"
+#include "dm_msg.h"
+
+#define H_NODES		8
+#define H_QUEUE		4096
+#define H_FX		1024
+
+struct h_fx {
+	enum dm_effect_type type;
+	int		node;
+	uint64_t	handle;
+	uint64_t	token;
+	int		error;
+	dm_msec_t	deadline;
+	char		peer[DM_NODE_NAME_MAX + 1];
+	uint8_t		kind;
+};
+
+struct h_packet {
+	int		from, to;
+	struct dm_msg	msg;
+};
+
+struct h_cluster {
+	int		 n;
+	struct dm_engine *e[H_NODES];
+	char		 names[H_NODES][16];
+	bool		 down[H_NODES];		/* crashed: drops everything */
+	bool		 cut[H_NODES];		/* partitioned: messages held back */
+	dm_msec_t	 now;
+	struct h_packet	*q;
+	size_t		 qhead, qtail;
+	struct h_fx	 fx[H_FX];
+	size_t		 nfx;
+	int		 stepping;		/* node whose effects we record */
+	size_t		 sent_algo;		/* algorithm messages sent */
+	size_t		 sent_kind[256];
+};
+
+static inline int
+h_index(const struct h_cluster *c, const char *name)
+{
+	for (int i = 0; i < c->n; i++)
+		if (strcmp(c->names[i], name) == 0)
+			return i;
+	return -1;
+}
+
+static inline void
+h_emit(void *ctx, const struct dm_effect *fx)
+{
+	struct h_cluster *c = ctx;
+	struct h_fx *r;
+
+	if (fx->type == DM_FX_SEND) {
+		int to = h_index(c, fx->u.send.peer);
+		ck_assert_int_ge(to, 0);
+		ck_assert_uint_lt(c->qtail - c->qhead, H_QUEUE);
+		struct h_packet *p = &c->q[c->qtail++ % H_QUEUE];
+		p->from = c->stepping;
+		p->to = to;
+		p->msg = *fx->u.send.msg;
+		c->sent_kind[fx->u.send.msg->kind]++;
+		if (fx->u.send.msg->kind >= DM_MSG_ALGO_BASE)
+			c->sent_algo++;
+		return;
+	}
+	if (fx->type == DM_FX_LOG)
+		return;
+	ck_assert_uint_lt(c->nfx, H_FX);
+	r = &c->fx[c->nfx++];
+	memset(r, 0, sizeof(*r));
+	r->type = fx->type;
+	r->node = c->stepping;
+	switch (fx->type) {
+	case DM_FX_GRANT:
+		r->handle = fx->u.grant.handle;
+		r->token = fx->u.grant.token;
+		r->deadline = fx->u.grant.deadline;
+		break;
+	case DM_FX_DENY:
+		r->handle = fx->u.deny.handle;
+		r->error = fx->u.deny.error;
+		break;
+	case DM_FX_EXTEND:
+		r->handle = fx->u.extend.handle;
+		r->deadline = fx->u.extend.deadline;
+		break;
+	case DM_FX_LOST:
+		r->handle = fx->u.lost.handle;
+		r->error = fx->u.lost.reason;
+		break;
+	case DM_FX_PEER_ADD:
+	case DM_FX_PEER_REMOVE:
+		snprintf(r->peer, sizeof(r->peer), "%s", fx->u.peer.name);
+		break;
+	default:
+		break;
+	}
+}
+
+static inline int
+h_step(struct h_cluster *c, int node, struct dm_event *ev)
+{
+	ev->now = c->now;
+	c->stepping = node;
+	return dm_engine_step(c->e[node], ev, h_emit, c);
+}
+
+static inline void
+h_config(struct dm_engine_config *cfg, const char *self, const struct dm_peer_spec *peers,
+    size_t n_peers)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->self = self;
+	cfg->self_address = "127.0.0.1:1";
+	cfg->cluster = "test";
+	cfg->algorithm = "ricart-agrawala";
+	cfg->failure_policy = DM_FAILURE_MAJORITY;
+	cfg->incarnation = 1;
+	cfg->peers = peers;
+	cfg->n_peers = n_peers;
+}
+
+/* n static members node0..node{n-1}; policy and tweak applied to all. */
+static inline void
+h_init(struct h_cluster *c, int n, enum dm_failure_policy policy, uint32_t breakage)
+{
+	struct dm_peer_spec peers[H_NODES];
+	struct dm_engine_config cfg;
+
+	memset(c, 0, sizeof(*c));
+	c->q = calloc(H_QUEUE, sizeof(*c->q));
+	ck_assert_ptr_nonnull(c->q);
+	c->n = n;
+	c->now = 1000;
+	for (int i = 0; i < n; i++) {
+		snprintf(c->names[i], sizeof(c->names[i]), "node%d", i);
+		peers[i].name = c->names[i];
+		peers[i].address = "127.0.0.1:2";
+	}
+	for (int i = 0; i < n; i++) {
+		h_config(&cfg, c->names[i], peers, (size_t)n);
+		cfg.failure_policy = policy;
+		cfg.test_breakage = breakage;
+		ck_assert_int_eq(dm_engine_new(&cfg, &c->e[i]), 0);
+		struct dm_event ev = { .type = DM_EV_TICK };
+		ck_assert_int_eq(h_step(c, i, &ev), 0);
+	}
+}
+
+/* Start (or restart with a new incarnation) node i as a joiner through sponsor. */
+static inline void
+h_join(struct h_cluster *c, int i, int sponsor, enum dm_failure_policy policy,
+    uint64_t incarnation)
+{
+	struct dm_engine_config cfg;
+	struct dm_peer_spec sp = { .name = c->names[sponsor], .address = "127.0.0.1:2" };
+
+	if (i >= c->n) {
+		c->n = i + 1;
+		snprintf(c->names[i], sizeof(c->names[i]), "node%d", i);
+	}
+	c->e[i] = dm_engine_free(c->e[i]);
+	c->down[i] = false;
+	h_config(&cfg, c->names[i], NULL, 0);
+	cfg.failure_policy = policy;
+	cfg.incarnation = incarnation;
+	cfg.sponsor = &sp;
+	ck_assert_int_eq(dm_engine_new(&cfg, &c->e[i]), 0);
+	struct dm_event ev = { .type = DM_EV_TICK };
+	ck_assert_int_eq(h_step(c, i, &ev), 0);
+}
+
+static inline size_t
+h_roster(const struct h_cluster *c, int i)
+{
+	struct dm_engine_stats st;
+
+	dm_engine_get_stats(c->e[i], &st);
+	return st.roster_size;
+}
+
+static inline bool
+h_ready(const struct h_cluster *c, int i)
+{
+	struct dm_engine_stats st;
+
+	dm_engine_get_stats(c->e[i], &st);
+	return st.ready;
+}
+
+static inline void
+h_fini(struct h_cluster *c)
+{
+	for (int i = 0; i < c->n; i++)
+		c->e[i] = dm_engine_free(c->e[i]);
+	free(c->q);
+}
+
+/* Deliver queued messages in FIFO order until none is left (bounded). */
+static inline size_t
+h_pump(struct h_cluster *c)
+{
+	size_t delivered = 0;
+	size_t held = 0;
+
+	while (c->qhead < c->qtail) {
+		struct h_packet p = c->q[c->qhead++ % H_QUEUE];
+		ck_assert_uint_lt(delivered, 100000);
+		if (c->down[p.to] || c->down[p.from])
+			continue;
+		if (c->cut[p.to] || c->cut[p.from]) {
+			/* Held back: put at the end; stop when only held ones remain. */
+			c->q[c->qtail++ % H_QUEUE] = p;
+			if (++held > c->qtail - c->qhead)
+				break;
+			continue;
+		}
+		held = 0;
+		struct dm_event ev = { .type = DM_EV_RECEIVE,
+		    .u.receive = { .peer = c->names[p.from], .msg = &p.msg } };
+		ck_assert_int_eq(h_step(c, p.to, &ev), 0);
+		delivered++;
+	}
+	return delivered;
+}
+
+static inline void
+h_acquire(struct h_cluster *c, int node, uint64_t handle, const char *lock, enum dm_mode mode,
+    dm_msec_t wait_ms)
+{
+	struct dm_event ev = { .type = DM_EV_ACQUIRE,
+	    .u.acquire = { .handle = handle, .lock = lock, .lock_len = strlen(lock),
+		.mode = mode, .wait_ms = wait_ms } };
+
+	ck_assert_int_eq(h_step(c, node, &ev), 0);
+}
+
+static inline int
+h_release(struct h_cluster *c, int node, uint64_t handle)
+{
+	struct dm_event ev = { .type = DM_EV_RELEASE, .u.release.handle = handle };
+
+	return h_step(c, node, &ev);
+}
+
+static inline int
+h_cancel(struct h_cluster *c, int node, uint64_t handle)
+{
+	struct dm_event ev = { .type = DM_EV_CANCEL, .u.cancel.handle = handle };
+
+	return h_step(c, node, &ev);
+}
+
+/* Advance time to t, ticking every node at each due deadline (bounded). */
+static inline void
+h_advance(struct h_cluster *c, dm_msec_t t)
+{
+	for (int guard = 0; guard < 100000; guard++) {
+		dm_msec_t next = t;
+		int who = -1;
+		for (int i = 0; i < c->n; i++) {
+			dm_msec_t d;
+			if (c->down[i] || c->e[i] == NULL)
+				continue;
+			d = dm_engine_next_deadline(c->e[i]);
+			if (d != 0 && d <= next) {
+				next = d;
+				who = i;
+			}
+		}
+		if (next > c->now)
+			c->now = next;
+		if (who < 0)
+			return;
+		struct dm_event ev = { .type = DM_EV_TICK };
+		ck_assert_int_eq(h_step(c, who, &ev), 0);
+		h_pump(c);
+	}
+	ck_abort_msg("h_advance did not converge");
+}
+
+/* The last effect of a type for handle, or NULL. */
+static inline const struct h_fx *
+h_find(const struct h_cluster *c, enum dm_effect_type type, uint64_t handle)
+{
+	for (size_t i = c->nfx; i-- > 0;)
+		if (c->fx[i].type == type && c->fx[i].handle == handle)
+			return &c->fx[i];
+	return NULL;
+}
+
+static inline size_t
+h_count(const struct h_cluster *c, enum dm_effect_type type)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < c->nfx; i++)
+		n += c->fx[i].type == type;
+	return n;
+}
+
+#endif /* ENGINE_HARNESS_H */
