@@ -139,19 +139,13 @@ on_peer_restarted(void *ctx, const char *peer, uint64_t incarnation)
 	step_or_warn(c, &ev, peer);
 }
 
-static void
-on_refused(void *ctx, const char *peer, const char *reason)
-{
-	struct log_fields f = { .peer = peer };
-	log_full(LOG_LEVEL_WARNING, &f, "peer connection refused: %s", reason);
-}
 
 static const struct peer_transport_callbacks glue_callbacks = {
 	.on_message = on_message,
 	.on_link_up = on_link_up,
 	.on_link_down = on_link_down,
 	.on_peer_restarted = on_peer_restarted,
-	.on_refused = on_refused,
+	/* on_refused: the transport already logs every refusal with its reason. */
 };
 
 int

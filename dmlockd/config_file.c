@@ -49,7 +49,7 @@ struct config_setting {
 
 static config_parse_fn parse_node_name, parse_listen, parse_cluster, parse_peers, parse_sponsor,
     parse_algorithm, parse_policy, parse_duration, parse_count, parse_bytes, parse_path,
-    parse_optional_string, parse_mode, parse_log_level;
+    parse_optional_string, parse_mode, parse_log_level, parse_access_lock, parse_access_roster;
 
 #define SETTING(sec, k, fn, field, d, l, text) \
 	{ sec, k, sec "." k, fn, offsetof(struct dmd_config, field), d, l, text }
@@ -108,13 +108,18 @@ static const struct config_setting settings[] = {
 	SETTING("local", "socket_mode", parse_mode, socket_mode, "0660", false,
 	    "permissions of the socket, octal"),
 	SETTING("local", "socket_group", parse_optional_string, socket_group, "", false,
-	    "group owning the socket (default: the daemon's group)"),
+	    "group owning the socket (default: dmlock if that group exists and dmlockd runs as root, else the daemon's group)"),
+	SETTING("access", "lock", parse_access_lock, acl, "", true,
+	    "lock rules WHO:MODE:PREFIX, first match decides; WHO * user uid @group @gid, MODE ex sh none, PREFIX * or a name prefix (default: none, everyone may lock anything)"),
+	SETTING("access", "roster", parse_access_roster, acl, "", true,
+	    "users (name, uid) and @groups allowed to run join, leave and remove besides root (default: none)"),
 	SETTING("log", "level", parse_log_level, log_level, "info", false,
 	    "err, warning, notice, info or debug"),
 };
 #define N_SETTINGS (sizeof(settings) / sizeof(settings[0]))
 
-static const char *const sections[] = { "node", "cluster", "tls", "transport", "local", "log", NULL };
+static const char *const sections[] = { "node", "cluster", "tls", "transport", "local", "access",
+    "log", NULL };
 
 struct config_state {
 	struct dmd_config	*c;
@@ -452,6 +457,48 @@ parse_log_level(struct config_state *st, void *field, const char *value, char *m
 	return 0;
 }
 
+static int
+acl_item(struct config_state *st, const char *item, char *msg, size_t n, bool lock_rule)
+{
+	char source[96];
+	int r;
+
+	if (st->c->acl == NULL) {
+		r = acl_new(&st->c->acl);
+		if (r < 0)
+			return r;
+	}
+	const char *base = strrchr(st->path, '/');
+	snprintf(source, sizeof(source), "%s line %d", base != NULL ? base + 1 : st->path,
+	    st->lineno);
+	return lock_rule ? acl_add_lock_rule(st->c->acl, item, source, msg, n)
+	    : acl_add_roster_principal(st->c->acl, item, source, msg, n);
+}
+
+static int
+add_access_lock(struct config_state *st, const char *item, char *msg, size_t n)
+{
+	return acl_item(st, item, msg, n, true);
+}
+
+static int
+add_access_roster(struct config_state *st, const char *item, char *msg, size_t n)
+{
+	return acl_item(st, item, msg, n, false);
+}
+
+static int
+parse_access_lock(struct config_state *st, void *field, const char *value, char *msg, size_t n)
+{
+	return for_each_item(st, value, msg, n, add_access_lock);
+}
+
+static int
+parse_access_roster(struct config_state *st, void *field, const char *value, char *msg, size_t n)
+{
+	return for_each_item(st, value, msg, n, add_access_roster);
+}
+
 /* ---- the parse ---- */
 
 static void
@@ -467,6 +514,10 @@ clear_list(struct dmd_config *c, const struct config_setting *s)
 			free((char *)c->peers[i].address);
 		}
 		c->n_peers = 0;
+	} else if (s->parse == parse_access_lock && c->acl != NULL) {
+		acl_clear_lock_rules(c->acl);
+	} else if (s->parse == parse_access_roster && c->acl != NULL) {
+		acl_clear_roster(c->acl);
 	}
 }
 
@@ -564,7 +615,7 @@ ini_reader_fn(char *str, int num, void *stream)
 		if (close == NULL || !section_known(p + 1, (size_t)(close - p - 1))) {
 			int w = close == NULL ? (int)strcspn(p, "\r\n") : (int)(close - p + 1);
 			state_error(st, st->lineno, -EINVAL, "unknown section %.*s (known: [node] "
-			    "[cluster] [tls] [transport] [local] [log])", w, p);
+			    "[cluster] [tls] [transport] [local] [access] [log])", w, p);
 		}
 	}
 	memcpy(str, line, len + 1);
@@ -763,8 +814,19 @@ config_free(struct dmd_config *c)
 	free(c->tls_crl);
 	free(c->local_socket);
 	free(c->socket_group);
+	acl_free(c->acl);
 	free(c);
 	return NULL;
+}
+
+struct dmd_acl *
+config_take_acl(struct dmd_config *c)
+{
+	if (c == NULL)
+		return NULL;
+	struct dmd_acl *acl = c->acl;
+	c->acl = NULL;
+	return acl;
 }
 
 const char *

@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include "dm_engine.h"
+#include "dmlockd/acl.h"
 #include "dmlockd/log.h"
 
 #define CONFIG_LISTEN_MAX	16
@@ -59,7 +60,11 @@ struct dmd_config {
 	/* [local] */
 	char		*local_socket;
 	mode_t		 socket_mode;
-	char		*socket_group;		/* NULL: the daemon's group */
+	char		*socket_group;		/* NULL: "dmlock" if it exists (as root), else
+						 * the daemon's group */
+
+	/* [access]: lock rules and roster principals (acl.h); NULL: none */
+	struct dmd_acl	*acl;
 
 	/* [log] */
 	enum log_level	 log_level;
@@ -76,6 +81,10 @@ struct dmd_config {
 int config_load(const char *path, const char *const *algorithms, struct dmd_config **ret,
     char *err, size_t errlen);
 struct dmd_config *config_free(struct dmd_config *config);
+
+/* Take the [access] rules out of c (NULL if none); c no longer owns them.
+ * NULL-safe. */
+struct dmd_acl *config_take_acl(struct dmd_config *c);
 
 /*
  * Fill an engine config from c.  Every pointer in *ret borrows from c, which

@@ -1,6 +1,6 @@
 # dmlockd/dmlockd.mk: the daemon's I/O shells and main().
 noinst_LTLIBRARIES += libdmshell.la
-libdmshell_la_SOURCES = dmlockd/log.h dmlockd/log.c
+libdmshell_la_SOURCES = dmlockd/log.h dmlockd/log.c dmlockd/acl.h dmlockd/acl.c
 libdmshell_la_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(SYSTEMD_CFLAGS)
 libdmshell_la_LIBADD = $(LIBEVENT_LIBS) $(SYSTEMD_LIBS)
 
@@ -16,3 +16,10 @@ dmlockd_dmlockd_SOURCES = \
 dmlockd_dmlockd_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(OPENSSL_CFLAGS) $(INIH_CFLAGS)
 dmlockd_dmlockd_LDADD = libdmtransport.la libdmshell.la liblocalproto.la libdmengine.la \
 	$(LIBEVENT_LIBS) $(OPENSSL_LIBS) $(INIH_LIBS) $(SYSTEMD_LIBS)
+
+# The [access] rule matcher (acl.c).
+check_PROGRAMS += tests/unit/check_acl
+TESTS += tests/unit/check_acl
+tests_unit_check_acl_SOURCES = tests/unit/check_acl.c
+tests_unit_check_acl_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_check_acl_LDADD = libdmshell.la libdmengine.la $(CHECK_LIBS)

@@ -525,8 +525,11 @@ out:
 	local_server_free(server);
 	dmd_cluster_free(m.cluster);
 	dmd_daemon_free(m.daemon);
-	if (m.base != NULL)
+	if (m.base != NULL) {
+		/* Let libevent finish freeing bufferevents closed above. */
+		event_base_loop(m.base, EVLOOP_NONBLOCK);
 		event_base_free(m.base);
+	}
 	config_free(m.config);
 	return r;
 }

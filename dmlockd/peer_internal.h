@@ -47,6 +47,7 @@ struct peer {
 	struct peer_link	*dialing;	/* our outbound attempt, or NULL */
 	struct event		*dial_timer;
 	uint32_t		 dial_failures;
+	bool			 down_deferred;	/* active link lost while our dial was in HELLO */
 	uint64_t		 links_established;
 	uint64_t		 data_frames_sent;
 	uint64_t		 data_frames_resent;
@@ -106,5 +107,8 @@ void peer_link_free(struct peer_link *link);
 void peer_link_flush(struct peer_link *link);
 void peer_link_send_keepalive(struct peer_link *link);
 size_t peer_link_output_length(const struct peer_link *link);
+
+/* Disable Nagle on a peer socket (peer_transport.c). */
+void peer_socket_set_nodelay(evutil_socket_t fd);
 
 #endif /* DMD_PEER_INTERNAL_H */

@@ -176,6 +176,7 @@ peer_link_new_outbound(struct peer_transport *t, struct peer *p)
 		peer_transport_reap_later(t);
 		return NULL;
 	}
+	peer_socket_set_nodelay(bufferevent_getfd(link->bev));
 	bufferevent_enable(link->bev, EV_READ | EV_WRITE);
 	return link;
 }
@@ -390,6 +391,7 @@ link_handle_hello(struct peer_link *link, const struct frame_hello *h)
 		peer_drop_links_except(p, link);
 		peer_session_reset(&p->session);
 		p->highest_written = 0;
+		p->down_deferred = false;
 	}
 	p->session.peer_incarnation = h->incarnation;
 
@@ -415,8 +417,9 @@ link_handle_hello(struct peer_link *link, const struct frame_hello *h)
 		peer_link_close(old, true, FRAME_BYE_DUPLICATE, "duplicate link");
 		was_up = true;
 	} else {
-		was_up = false;
+		was_up = p->down_deferred;
 	}
+	p->down_deferred = false;
 	if (p->dialing == link)
 		p->dialing = NULL;
 	link->peer = p;
@@ -558,6 +561,8 @@ link_event_cb(struct bufferevent *bev, short what, void *arg)
 	const char *name = link_peer_name(link);
 	char name_copy[DM_NODE_NAME_MAX + 1] = "";
 
+	if (link->state == LINK_DEAD)
+		return;		/* closed already; the reaper frees it */
 	if (what & BEV_EVENT_CONNECTED) {
 		if (link->state == LINK_TLS) {
 			link->state = LINK_HELLO;
@@ -590,8 +595,10 @@ link_event_cb(struct bufferevent *bev, short what, void *arg)
 		    link->remote, why);
 		return;
 	}
-	if (what & BEV_EVENT_ERROR)
+	if ((what & BEV_EVENT_ERROR) && EVUTIL_SOCKET_ERROR() != 0)
 		snprintf(why, sizeof(why), "%s", evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
+	else if (what & BEV_EVENT_ERROR)
+		snprintf(why, sizeof(why), "connection reset");
 	else
 		snprintf(why, sizeof(why), "connection closed");
 	log_full(link->state == LINK_ACTIVE ? LOG_LEVEL_NOTICE : LOG_LEVEL_DEBUG,

@@ -8,7 +8,10 @@
 #include "config.h"
 
 #include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -223,8 +226,17 @@ peer_link_detached(struct peer *p, bool was_active)
 		p->dial_failures++;
 	if (p->active != NULL)
 		return;		/* another link took over */
+	if (was_active && p->dialing != NULL && p->dialing->state == LINK_HELLO) {
+		/* Typically the peer closed its duplicate of the link we are
+		 * completing: report "down" only if that one fails too. */
+		p->down_deferred = true;
+		return;
+	}
+	if (!was_active && !p->down_deferred)
+		return peer_schedule_dial(p);
+	p->down_deferred = false;
 	peer_schedule_dial(p);
-	if (was_active && t->cb.on_link_down != NULL && !t->freeing)
+	if (t->cb.on_link_down != NULL && !t->freeing)
 		t->cb.on_link_down(t->ctx, name);
 }
 
@@ -252,7 +264,18 @@ accept_cb(struct evconnlistener *lev, evutil_socket_t fd, struct sockaddr *sa, i
 		return;
 	}
 	evutil_make_socket_nonblocking(fd);
+	peer_socket_set_nodelay(fd);
 	peer_link_new_inbound(t, fd, sa, salen);
+}
+
+/* Engine messages are small and latency-bound: no Nagle delay behind the
+ * peer's delayed ACK (40 ms per round on Linux). */
+void
+peer_socket_set_nodelay(evutil_socket_t fd)
+{
+	int one = 1;
+	if (fd >= 0 && setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) < 0)
+		log_debug("cannot set TCP_NODELAY on fd %d: %s", (int)fd, strerror(errno));
 }
 
 static void
@@ -331,6 +354,20 @@ listen_on(struct peer_transport *t, const char *address)
 	return 0;
 }
 
+/* OpenSSL writes to sockets with write(2): a peer that vanished would kill
+ * the process with SIGPIPE.  Ignore it unless the program installed a
+ * handler of its own. */
+static void
+ignore_sigpipe(void)
+{
+	struct sigaction sa;
+
+	if (sigaction(SIGPIPE, NULL, &sa) == 0 && sa.sa_handler == SIG_DFL) {
+		sa.sa_handler = SIG_IGN;
+		sigaction(SIGPIPE, &sa, NULL);
+	}
+}
+
 static void
 apply_limit_defaults(struct peer_transport_limits *l)
 {
@@ -366,6 +403,7 @@ peer_transport_new(struct event_base *base, const struct peer_transport_config *
 	t = calloc(1, sizeof(*t));
 	if (t == NULL)
 		return -ENOMEM;
+	ignore_sigpipe();
 	t->base = base;
 	snprintf(t->self, sizeof(t->self), "%s", config->self);
 	snprintf(t->cluster, sizeof(t->cluster), "%s", config->cluster);

@@ -70,13 +70,16 @@ struct peer_transport_callbacks {
 };
 
 /*
- * Create a transport and start listening.  Returns 0, -EINVAL (bad name,
+ * Create a transport and start listening.  Sets SIGPIPE to SIG_IGN if it
+ * is at its default (OpenSSL writes with write(2)).  Returns 0, -EINVAL (bad name,
  * address or limits), -EADDRINUSE or another -errno from bind, -ENOMEM.
  * *ret is untouched on failure.
  */
 int peer_transport_new(struct event_base *base, const struct peer_transport_config *config,
     const struct peer_transport_callbacks *callbacks, void *ctx, struct peer_transport **ret);
-/* Close every link (BYE to working ones, not flushed) and free. */
+/* Close every link (BYE to working ones, not flushed) and free.  libevent
+ * may finish freeing a link's bufferevent from the loop: run
+ * event_base_loop(base, EVLOOP_NONBLOCK) once before event_base_free(). */
 struct peer_transport *peer_transport_free(struct peer_transport *t);
 
 /*

@@ -28,10 +28,11 @@ tests_fuzz_replay_frame_LDADD = libdmtransport.la libdmengine.la
 EXTRA_DIST += tests/fuzz/corpus/frame
 if FUZZING
 noinst_PROGRAMS += tests/fuzz/fuzz_frame
-tests_fuzz_fuzz_frame_SOURCES = tests/fuzz/fuzz_frame.c
+# The decoder's sources are compiled into the target so libFuzzer's
+# coverage instrumentation sees them.
+tests_fuzz_fuzz_frame_SOURCES = tests/fuzz/fuzz_frame.c dmlockd/frame.c dmlockd/engine/dm_types.c
 tests_fuzz_fuzz_frame_CFLAGS = $(AM_CFLAGS) -fsanitize=fuzzer,address,undefined
 tests_fuzz_fuzz_frame_LDFLAGS = -fsanitize=fuzzer,address,undefined
-tests_fuzz_fuzz_frame_LDADD = libdmtransport.la libdmengine.la
 endif
 
 check_PROGRAMS += tests/unit/check_config
@@ -56,3 +57,10 @@ tests_unit_check_peer_session_LDADD = $(TRANSPORT_TEST_LIBS)
 
 TESTS += tests/transport/mkcerts.sh
 EXTRA_DIST += tests/transport/mkcerts.sh
+
+check_PROGRAMS += tests/transport/peer_node
+tests_transport_peer_node_SOURCES = tests/transport/peer_node.c
+tests_transport_peer_node_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(OPENSSL_CFLAGS)
+tests_transport_peer_node_LDADD = libdmtransport.la libdmshell.la libdmengine.la $(LIBEVENT_LIBS) $(OPENSSL_LIBS)
+TESTS += tests/transport/two_process.sh
+EXTRA_DIST += tests/transport/two_process.sh

@@ -55,6 +55,11 @@ static const char *const error_names[_LP_E_MAX] = {
 	[LP_E_TOO_MANY_ERRORS] = "too-many-errors",
 	[LP_E_TOO_MANY_CLIENTS] = "too-many-clients",
 	[LP_E_INTERNAL] = "internal",
+	[LP_E_DENIED] = "denied",
+	[LP_E_BAD_NODE] = "bad-node",
+	[LP_E_UNKNOWN_NODE] = "unknown-node",
+	[LP_E_BAD_STATE] = "bad-state",
+	[LP_E_UNSUPPORTED] = "unsupported",
 	[LP_E_OTHER] = "error",
 };
 
@@ -123,6 +128,48 @@ parse_u64(const char *s, size_t len, uint64_t max, uint64_t *ret)
 		return false;
 	*ret = v;
 	return true;
+}
+
+bool
+lp_sponsor_valid(const char *s, size_t len)
+{
+	const char *at = s != NULL ? memchr(s, '@', len) : NULL;
+	if (at == NULL || !dm_node_name_valid(s, (size_t)(at - s)))
+		return false;
+	const char *addr = at + 1;
+	size_t alen = len - (size_t)(addr - s);
+	if (alen < 3 || alen > DM_ADDRESS_MAX)
+		return false;
+	const char *colon = NULL;
+	for (size_t i = 0; i < alen; i++) {
+		unsigned char c = (unsigned char)addr[i];
+		if (c <= 0x20 || c > 0x7e || c == '@')
+			return false;
+		if (c == ':')
+			colon = addr + i;
+	}
+	/* host:port or [v6]:port: a non-empty host and 1..5 digits of port. */
+	if (colon == NULL || colon == addr)
+		return false;
+	size_t plen = alen - (size_t)(colon + 1 - addr);
+	uint64_t port;
+	return plen >= 1 && plen <= 5 && parse_u64(colon + 1, plen, 65535, &port) && port > 0;
+}
+
+int
+lp_error_errno(enum lp_error code)
+{
+	switch (code) {
+	case LP_E_DENIED:		return -EACCES;
+	case LP_E_UNKNOWN_NODE:		return -ENOENT;
+	case LP_E_BAD_NODE:		return -EINVAL;
+	case LP_E_BAD_STATE:		return -EALREADY;
+	case LP_E_UNSUPPORTED:		return -EOPNOTSUPP;
+	case LP_E_TOO_MANY_REQUESTS:
+	case LP_E_TOO_MANY_CLIENTS:	return -ENOBUFS;
+	case LP_E_UNKNOWN_VERB:		return -EPROTO;
+	default:			return -EIO;
+	}
 }
 
 bool
@@ -236,12 +283,28 @@ lp_request_parse(const char *line, size_t len, struct lp_request *ret,
 		return -EINVAL;
 	}
 
-	if (word_is(w, n, "STATUS") || word_is(w, n, "PING")) {
-		req.verb = word_is(w, n, "STATUS") ? LP_STATUS : LP_PING;
+	if (word_is(w, n, "STATUS") || word_is(w, n, "PING") || word_is(w, n, "LOCKS") ||
+	    word_is(w, n, "LEAVE")) {
+		req.verb = word_is(w, n, "STATUS") ? LP_STATUS : word_is(w, n, "PING") ? LP_PING
+		    : word_is(w, n, "LOCKS") ? LP_LOCKS : LP_LEAVE;
 		if (!fields_done(&f)) {
 			*ret_error = LP_E_SYNTAX;
 			return -EINVAL;
 		}
+		*ret = req;
+		return 0;
+	}
+	if (word_is(w, n, "REMOVE") || word_is(w, n, "JOIN")) {
+		req.verb = word_is(w, n, "REMOVE") ? LP_REMOVE : LP_JOIN;
+		ret->verb = req.verb;
+		bool ok = field_next(&f, &w, &n) && fields_done(&f) &&
+		    (req.verb == LP_REMOVE ? dm_node_name_valid(w, n) : lp_sponsor_valid(w, n));
+		if (!ok) {
+			*ret_error = LP_E_BAD_NODE;
+			return -EINVAL;
+		}
+		memcpy(req.arg, w, n);
+		req.arg[n] = '\0';
 		*ret = req;
 		return 0;
 	}
@@ -289,6 +352,20 @@ lp_request_format(char *buf, size_t size, const struct lp_request *req)
 		break;
 	case LP_PING:
 		n = snprintf(buf, size, "PING\n");
+		break;
+	case LP_LOCKS:
+		n = snprintf(buf, size, "LOCKS\n");
+		break;
+	case LP_LEAVE:
+		n = snprintf(buf, size, "LEAVE\n");
+		break;
+	case LP_REMOVE:
+	case LP_JOIN:
+		if (req->verb == LP_REMOVE ? !dm_node_name_valid(req->arg, strlen(req->arg))
+		    : !lp_sponsor_valid(req->arg, strlen(req->arg)))
+			return -EINVAL;
+		n = snprintf(buf, size, "%s %s\n", req->verb == LP_REMOVE ? "REMOVE" : "JOIN",
+		    req->arg);
 		break;
 	case LP_RELEASE:
 	case LP_CANCEL:
@@ -488,7 +565,8 @@ lp_reply_parse(const char *line, size_t len, struct lp_reply *ret)
 		{ "LOST", LP_R_LOST }, { "RELEASED", LP_R_RELEASED },
 		{ "PONG", LP_R_PONG }, { "ERROR", LP_R_ERROR }, { "END", LP_R_END },
 		{ "NODE", LP_R_STATUS_LINE }, { "PEER", LP_R_STATUS_LINE },
-		{ "LOCK", LP_R_STATUS_LINE },
+		{ "LOCK", LP_R_STATUS_LINE }, { "CAPS", LP_R_STATUS_LINE },
+		{ "INFO", LP_R_STATUS_LINE },
 	};
 	struct lp_reply rep = { 0 };
 	const char *w;

@@ -60,6 +60,38 @@
  *	STATUS	Answered by a status block (below).
  *	PING	Answered by PONG.
  *
+ * Administrative requests (no id).  Each is answered either by a block
+ * (lines sent in one piece, ending with END, like STATUS) or by one line
+ * ERROR - <code> <text>; the text says what went wrong and what to do.
+ *	LOCKS	The locks this node knows about, cluster-wide as far as the
+ *		algorithm lets this node see them: LOCK lines (see the status
+ *		block) with a tenth field, the node the request is on.  This
+ *		version knows only requests made on this node (the engine has
+ *		no view of remote state yet); later ones may add lines for
+ *		other nodes, with "-" in the pid, uid and id fields.
+ *	LEAVE	Leave the cluster gracefully (RA section 7.3) and stop the
+ *		daemon once the other members have acknowledged.  Answered
+ *		INFO <text> END before the leave starts; the daemon closes the
+ *		connection when it exits.  Every lock held or waited for on
+ *		this node is LOST/DENIED with reason shutdown.
+ *		ERROR - bad-state if already leaving or not yet a member.
+ *	REMOVE <node>
+ *		Administrative removal of a (dead) member; answered INFO
+ *		<text> END once the removal is under way.  ERROR - unknown-node
+ *		if <node> is not in the roster, ERROR - bad-node if it is not a
+ *		node name or names this node (use LEAVE).
+ *	JOIN <node>@<host>:<port>
+ *		Join a running cluster through that sponsor.  A daemon that
+ *		cannot do this at run time answers ERROR - unsupported (then
+ *		configure [cluster] sponsor and restart).
+ *	LEAVE, REMOVE and JOIN are roster operations: by default only root
+ *	and the principals of the daemon's [access] roster setting may send
+ *	them; anyone else gets ERROR - denied <text naming the rule>.
+ *
+ * Access control.  An ACQUIRE that the daemon's [access] lock rules do not
+ * allow is answered DENIED <id> denied <text>, where the text names the
+ * rule that refused it (or says that none matched).
+ *
  * Daemon lines (besides the greeting and answers to STATUS).
  *	GRANTED <id> <token> <deadline>
  *	DENIED <id> <reason> <text>
@@ -76,20 +108,31 @@
  *		"-" when the line had no valid id.  <code>: syntax |
  *		unknown-verb | bad-id | bad-name | bad-mode | bad-wait |
  *		id-in-use | unknown-id | not-held | too-long | too-many-requests |
- *		too-many-errors | too-many-clients | internal.
+ *		too-many-errors | too-many-clients | internal | denied |
+ *		bad-node | unknown-node | bad-state | unsupported.
  *	Clients must ignore other reason and code words as "error"/unknown
  *	(later versions may add some) but must close on an unknown verb.
  *
  * Status block.  Lines sent in one piece (no other line comes between
  * them), in this order, ending with END:
  *	NODE <name> <algorithm> <ready|starting> <roster-size> <epoch>
- *	PEER <name> <address|-> <self|up|down>		one per roster member
+ *	CAPS <algorithm> <shared|exclusive-only|unknown>
+ *		whether the algorithm admits shared (sh) requests; an ACQUIRE
+ *		in sh mode on an exclusive-only algorithm is answered DENIED
+ *		<id> unsupported <text naming the algorithm>.
+ *	PEER <name> <address|-> <self|up|down> <contact> <rtt>
+ *		one per roster member; <contact> is how many ms ago the last
+ *		frame from the peer arrived, <rtt> the last measured round
+ *		trip in microseconds (a message to its acknowledgement); "-"
+ *		when unknown (self, no link yet, no transport).
  *	LOCK <lock> <ex|sh> <held|waiting> <token> <since> <pid> <uid> <id>
  *		one per request on this node; <token> 0 while waiting; <since>
  *		CLOCK_BOOTTIME ms of the grant or of the start of the wait;
  *		<pid>/<uid> the client's SO_PEERCRED; <id> its request id.
  *	END
- *	Clients must ignore status lines of other kinds.
+ *	Clients must ignore status lines of other kinds and extra fields at
+ *	the end of a known kind (later versions may add some).
+ *	INFO <text>	a human-readable note in an administrative answer.
  *
  * Limits.  Per connection: 256 requests pending or held; 100 ERROR
  * answers; a line longer than 1024 bytes; a client that does not read its
@@ -133,7 +176,17 @@ enum lp_verb {
 	LP_CANCEL,
 	LP_STATUS,
 	LP_PING,
+	LP_LOCKS,
+	LP_LEAVE,
+	LP_REMOVE,
+	LP_JOIN,
 };
+
+/* Is verb one of the block-answered administrative requests (no id)? */
+#define LP_VERB_IS_ADMIN(v) ((v) == LP_STATUS || (v) == LP_LOCKS || (v) == LP_LEAVE || \
+	(v) == LP_REMOVE || (v) == LP_JOIN)
+/* Longest argument of REMOVE/JOIN: node "@" host:port. */
+#define LP_ARG_MAX		(DM_NODE_NAME_MAX + 1 + DM_ADDRESS_MAX)
 
 /* wait_ms values; equal to the engine's DM_WAIT_TRY and DM_WAIT_FOREVER. */
 #define LP_WAIT_TRY		((uint64_t)0)
@@ -142,7 +195,8 @@ enum lp_verb {
 /* A parsed client line. */
 struct lp_request {
 	enum lp_verb	 verb;
-	char		 id[LP_ID_MAX + 1];	/* "" for STATUS and PING */
+	char		 id[LP_ID_MAX + 1];	/* "" for STATUS, PING and admin verbs */
+	char		 arg[LP_ARG_MAX + 1];	/* REMOVE: node; JOIN: node@host:port */
 	char		 lock[DM_LOCK_NAME_MAX + 1];
 	size_t		 lock_len;
 	enum dm_mode	 mode;
@@ -165,6 +219,11 @@ enum lp_error {
 	LP_E_TOO_MANY_ERRORS,
 	LP_E_TOO_MANY_CLIENTS,
 	LP_E_INTERNAL,
+	LP_E_DENIED,
+	LP_E_BAD_NODE,
+	LP_E_UNKNOWN_NODE,
+	LP_E_BAD_STATE,
+	LP_E_UNSUPPORTED,
 	LP_E_OTHER,		/* a code word this version does not know */
 	_LP_E_MAX,
 };
@@ -178,7 +237,7 @@ enum lp_reply_type {
 	LP_R_RELEASED,
 	LP_R_PONG,
 	LP_R_ERROR,
-	LP_R_STATUS_LINE,	/* NODE, PEER, LOCK or a later kind: see text */
+	LP_R_STATUS_LINE,	/* NODE, CAPS, PEER, LOCK, INFO: see text */
 	LP_R_END,
 };
 
@@ -240,6 +299,13 @@ int lp_lost_reason_from_name(const char *word, size_t len);
 
 /* ERROR code word; NULL for an invalid code. */
 const char *lp_error_name(enum lp_error code);
+
+/* Syntax of a JOIN sponsor, node@host:port (node a valid node name, the
+ * address 1..DM_ADDRESS_MAX bytes ending in :port). */
+bool lp_sponsor_valid(const char *s, size_t len);
+
+/* The errno a library reports for an ERROR code of an admin request. */
+int lp_error_errno(enum lp_error code);
 
 /* Syntax of ids (also used by the daemon and the library). */
 bool lp_id_valid(const char *id, size_t len);

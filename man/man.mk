@@ -10,3 +10,4 @@ TESTS += tests/ops/man-lint.sh
 # the lead enables it with "TESTS += $(OPS_MAN_PENDING_TESTS)".
 OPS_MAN_PENDING_TESTS = tests/ops/man-coverage.sh
 EXTRA_DIST += tests/ops/man-lint.sh $(OPS_MAN_PENDING_TESTS) tests/ops/man-coverage.py
+TESTS += $(OPS_MAN_PENDING_TESTS)

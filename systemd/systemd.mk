@@ -56,3 +56,6 @@ TESTS += tests/ops/check_sd_glue
 tests_ops_check_sd_glue_SOURCES = tests/ops/check_sd_glue.c
 tests_ops_check_sd_glue_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(LIBEVENT_CFLAGS)
 tests_ops_check_sd_glue_LDADD = libdmshell.la $(CHECK_LIBS) $(LIBEVENT_LIBS)
+
+# Wired into dmlockd (main.c): run them.
+TESTS += $(OPS_DAEMON_TESTS) $(OPS_PENDING_TESTS)

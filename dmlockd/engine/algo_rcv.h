@@ -28,7 +28,7 @@ enum rcv_kind {
 	RCV_MSG_IM,		/* inform: seq = the receiver's tuple ts; payload successor, SI */
 	RCV_MSG_BUSY,		/* try-once request ordered behind another: seq = tuple ts */
 	RCV_MSG_PROBE,		/* requester -> members after a timeout: are you there? */
-	RCV_MSG_PROBE_ACK,	/* arg2 (flags) ORDERED: the prober's tuple is in our NONL */
+	RCV_MSG_PROBE_ACK,	/* flags bit 0 = ORDERED: the prober's tuple is in our NONL */
 	RCV_MSG_STALE,		/* "your generation is old": carries ours */
 	RCV_MSG_KIND_MAX_,
 };

@@ -146,5 +146,9 @@ dm_msec_t	 dm_probe_timeout(const struct dm_engine *e);
 bool		 dm_broken(const struct dm_engine *e, uint32_t flag);
 void		 dm_log(struct dm_engine *e, enum dm_log_level level, const char *text,
 		    const struct dm_lock *l, dm_slot_t peer);
+/* Config: the election ("bully" or "invitation") and the hierarchical
+ * group size (0 = the algorithm's default). */
+const char	*dm_election_name(const struct dm_engine *e);
+uint32_t	 dm_group_size(const struct dm_engine *e);
 
 #endif /* DM_ALGORITHM_H */

@@ -8,13 +8,31 @@
 #include "dm_algorithm.h"
 
 extern const struct dm_algorithm dm_algo_ricart_agrawala;
+extern const struct dm_algorithm dm_algo_suzuki_kasami;
+extern const struct dm_algorithm dm_algo_raymond;
+extern const struct dm_algorithm dm_algo_naimi_trehel;
+extern const struct dm_algorithm dm_algo_lamport;
+extern const struct dm_algorithm dm_algo_maekawa;
+extern const struct dm_algorithm dm_algo_rcv;
 
 static const struct dm_algorithm *const registry[] = {
 	&dm_algo_ricart_agrawala,
+	&dm_algo_suzuki_kasami,
+	&dm_algo_raymond,
+	&dm_algo_naimi_trehel,
+	&dm_algo_lamport,
+	&dm_algo_maekawa,
+	&dm_algo_rcv,
 };
 
 static const char *const registry_names[] = {
 	"ricart-agrawala",
+	"suzuki-kasami",
+	"raymond",
+	"naimi-trehel",
+	"lamport",
+	"maekawa",
+	"rcv",
 	NULL,
 };
 

@@ -15,6 +15,7 @@ dm_election_init(struct dm_engine *e, struct dm_election *el,
 
 	memset(el, 0, sizeof(*el));
 	el->hooks = hooks;
+	el->impl = dm_election_impl_for(dm_election_name(e));
 	/* A configured cluster starts in epoch 1 led by its highest-priority
 	 * member: every member computes the same from the same peer list.  A
 	 * node that joins through a sponsor has a roster of one here and finds

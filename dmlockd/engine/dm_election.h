@@ -30,6 +30,17 @@ enum dm_election_kind {
 	DM_EL_SC_ANSWER,		/* arg 1: refused */
 	DM_EL_NEW_STATE,		/* step 4: payload = parent name (tree algorithms) */
 	DM_EL_NS_ANSWER,
+	/* The invitation election (dm_election_invitation.c); group id =
+	 * (serial = counter, node = coordinator), the epoch. */
+	DM_EL_ARE_YOU_COORDINATOR,	/* coordinator -> others: arg 1 in answer = "I lead a group" */
+	DM_EL_AYC_ANSWER,
+	DM_EL_ARE_YOU_THERE,		/* member -> its coordinator: group id in serial/node */
+	DM_EL_AYT_ANSWER,		/* arg 1: "yes, I lead that group" */
+	DM_EL_INVITATION,		/* coordinator -> others: join my new group (serial, node) */
+	DM_EL_ACCEPT,			/* invitee -> coordinator (HELD reports precede it) */
+	DM_EL_ACCEPT_ANSWER,		/* arg 1: refused (too late) */
+	DM_EL_READY,			/* coordinator -> members: the group is formed */
+	DM_EL_READY_ANSWER,		/* arg 1: "in group" */
 	DM_EL_KIND_MAX_,
 };
 
@@ -50,6 +61,20 @@ struct dm_election_hooks {
 	void	(*normal)(struct dm_engine *e);
 };
 
+/* An election implementation (NULL impl in struct dm_election: bully). */
+struct dm_election;
+struct dm_election_impl {
+	const char *name;
+	void	(*start)(struct dm_engine *e, struct dm_election *el, const char *why);
+	int	(*receive)(struct dm_engine *e, struct dm_election *el, dm_slot_t from,
+		    const struct dm_msg *m);
+	void	(*timer)(struct dm_engine *e, struct dm_election *el);
+	void	(*peer_gone)(struct dm_engine *e, struct dm_election *el, dm_slot_t slot);
+};
+extern const struct dm_election_impl dm_election_invitation_impl;
+/* The implementation for a config name (NULL: bully, the default). */
+const struct dm_election_impl *dm_election_impl_for(const char *name);
+
 struct dm_election {
 	const struct dm_election_hooks *hooks;
 	uint8_t		 status;		/* enum dm_election_status */
@@ -65,6 +90,10 @@ struct dm_election {
 	uint8_t		 waiting[DM_NODES_MAX / 8];	/* answers awaited this step */
 	/* Statistics (status output, simulator reports). */
 	uint64_t	 elections_started, elections_won, epochs;
+	const struct dm_election_impl *impl;	/* NULL: bully (dm_election_bully.c) */
+	/* Invitation election's own state (dm_election_invitation.c). */
+	uint8_t		 inv_up[DM_NODES_MAX / 8];	/* members that accepted our group */
+	uint64_t	 inv_messages;			/* election messages sent */
 };
 
 /* Shared helpers (dm_election.c). */

@@ -128,6 +128,7 @@ dm_election_start(struct dm_engine *e, struct dm_election *el, const char *why)
 	 *  ... on Detection of a change in the group." */
 	dm_slot_t self = dm_roster_self(e);
 
+	if (el->impl != NULL) { el->impl->start(e, el, why); return; }	/* invitation */
 	if (running(el))
 		return;
 	el->status = DM_EL_ELECTION;
@@ -391,6 +392,8 @@ int
 dm_election_receive(struct dm_engine *e, struct dm_election *el, dm_slot_t from,
     const struct dm_msg *m)
 {
+	if (el->impl != NULL)
+		return el->impl->receive(e, el, from, m);	/* invitation */
 	switch (m->kind) {
 	case DM_EL_ARE_YOU_UP:
 		return on_are_you_up(e, el, from, m);
@@ -434,6 +437,7 @@ suspect_silent(struct dm_engine *e, struct dm_election *el, uint8_t kind, uint64
 void
 dm_election_timer(struct dm_engine *e, struct dm_election *el)
 {
+	if (el->impl != NULL) { el->impl->timer(e, el); return; }	/* invitation */
 	switch (el->status == DM_EL_NORMAL ? STEP_NONE : el->step) {
 	case STEP_CHECK:
 		step_bully(e, el);	/* no higher-priority member answered */
@@ -460,6 +464,8 @@ dm_election_peer_gone(struct dm_engine *e, struct dm_election *el, dm_slot_t slo
 	const char *name = dm_roster_name(e, slot);
 	bool was_coord = name != NULL && strcmp(name, el->coord) == 0;
 	bool was_halted = name != NULL && strcmp(name, el->halted) == 0;
+
+	if (el->impl != NULL) { el->impl->peer_gone(e, el, slot); return; }	/* invitation */
 
 	if (waiting_get(el, slot)) {
 		waiting_clear(el, slot);

@@ -268,12 +268,21 @@ dm_engine_new(const struct dm_engine_config *cfg, struct dm_engine **ret)
 	e->drift_ppm = cfg->clock_drift_ppm != 0 ? cfg->clock_drift_ppm : DM_DEFAULT_DRIFT_PPM;
 	if (config_check_timing(e) < 0)
 		goto fail;
+	if (cfg->election != NULL && cfg->election[0] != '\0' &&
+	    strcmp(cfg->election, "bully") != 0 && strcmp(cfg->election, "invitation") != 0)
+		goto fail;
+	strcpy(e->election, cfg->election != NULL && cfg->election[0] != '\0' ?
+	    cfg->election : "bully");
+	e->group_size = cfg->group_size;
 	r = -ENOMEM;
 	if (e->algo->node_state_size > 0) {
 		e->algo_node = calloc(1, e->algo->node_state_size);
 		if (e->algo_node == NULL)
 			goto fail;
 	}
+	e->sponsors = calloc(DM_NODES_MAX, sizeof(*e->sponsors));
+	if (e->sponsors == NULL)
+		goto fail;
 	e->heap = calloc(256, sizeof(*e->heap));
 	if (e->heap == NULL)
 		goto fail;
@@ -285,6 +294,7 @@ dm_engine_new(const struct dm_engine_config *cfg, struct dm_engine **ret)
 	e->lease_timer.kind = DM_TIMER_LEASE;
 	e->roster_timer.kind = DM_TIMER_ROSTER;
 	e->vote_timer.kind = DM_TIMER_VOTE;
+	e->restart_timer.kind = DM_TIMER_RESTART;
 	e->vote_subject = DM_SLOT_NONE;
 	r = dm_roster_init(e, cfg);
 	if (r < 0)
@@ -314,6 +324,7 @@ dm_engine_free(struct dm_engine *e)
 		dm_table_fini(e);
 	}
 	free(e->heap);
+	free(e->sponsors);
 	free(e->algo_node);
 	free(e);
 	return NULL;
@@ -338,12 +349,25 @@ engine_receive(struct dm_engine *e, const char *peer, const struct dm_msg *m)
 		return dm_roster_receive(e, from, peer, m);
 	if (m->lock_len == 0 || !dm_lock_name_valid(m->lock, m->lock_len))
 		return -EPROTO;
+	/* Until our roster arrives we cannot tell a member that added our new
+	 * incarnation from one that still counts on our old one (whose clients
+	 * may still be stopping), so we stay silent; members that wait on us
+	 * meanwhile are covered by the sponsor (it cancels the join if it gives
+	 * up) or by failure detection.  From SYNCING on (§7.2.3) "incoming
+	 * REQUEST messages are processed normally". */
+	if (e->membership == DM_MEMBER_JOINING) {
+		/* ... but whoever talks to us knows us: a sponsor worth asking;
+		 * and its epoch tells how old a roster we may accept. */
+		dm_membership_sponsor_hint(e, peer);
+		if (m->epoch > e->epoch)
+			e->epoch = m->epoch;
+		return 0;
+	}
+	if (e->membership == DM_MEMBER_RESTARTING || e->membership == DM_MEMBER_LEFT)
+		return 0;
 	if (from == DM_SLOT_NONE || from == e->self)
 		return dm_roster_receive(e, from, peer, m);	/* tells it to rejoin */
-	if (e->membership == DM_MEMBER_JOINING || e->membership == DM_MEMBER_RESTARTING ||
-	    e->membership == DM_MEMBER_LEFT)
-		return 0;
-	e->nodes[from].last_heard = e->now;
+	dm_membership_heard(e, from);
 	if (e->nodes[from].incarnation == 0)
 		e->nodes[from].incarnation = m->incarnation;
 	dm_token_observe(e, m->token);
@@ -489,4 +513,16 @@ dm_engine_visit_local_locks(const struct dm_engine *e, dm_lock_visit_fn *fn, voi
 			for (const struct dm_client *c = l->waiters.head; c != NULL; c = c->next)
 				fn(ctx, l->name, c->handle, c->mode, false, 0, c->since);
 		}
+}
+
+const char *
+dm_election_name(const struct dm_engine *e)
+{
+	return e->election;
+}
+
+uint32_t
+dm_group_size(const struct dm_engine *e)
+{
+	return e->group_size;
 }

@@ -64,6 +64,12 @@ struct dm_engine_config {
 	/* Deliberate bugs for the simulator's negative controls (DM_BREAK_*);
 	 * always 0 in the daemon. */
 	uint32_t	 test_breakage;
+
+	/* Election for the algorithms that use one (dm_election.h): "bully"
+	 * (NULL or "": the default) or "invitation". */
+	const char	*election;
+	/* hierarchical: nodes per group (0 selects 4). */
+	uint32_t	 group_size;
 };
 
 /* Negative controls: each makes the engine wrong in one known way so a test
@@ -76,8 +82,10 @@ struct dm_engine_config {
 enum dm_event_type {
 	DM_EV_TICK = 1,		/* only time passed: a deadline may be due */
 	DM_EV_ACQUIRE,		/* a local client asks for a lock */
-	DM_EV_RELEASE,		/* a local holder leaves its critical section */
-	DM_EV_CANCEL,		/* a local client withdraws (disconnect): waiting or holding */
+	DM_EV_RELEASE,		/* a local holder leaves its critical section (-EINVAL if
+				 * the handle is still waiting); no effect for the handle */
+	DM_EV_CANCEL,		/* a local client withdraws (disconnect): waiting or holding;
+				 * no effect for the handle */
 	DM_EV_RECEIVE,		/* a decoded message from a peer */
 	DM_EV_LINK_UP,		/* the transport session to a peer is established */
 	DM_EV_LINK_DOWN,	/* ...is broken (the session may resume later) */
@@ -115,7 +123,9 @@ struct dm_event {
 };
 
 enum dm_effect_type {
-	DM_FX_SEND = 1,		/* send msg to peer over its FIFO link */
+	DM_FX_SEND = 1,		/* send msg to peer over its FIFO link; the peer may be
+				 * outside the roster (JOIN to the sponsor, roster to a
+				 * joiner, REJOIN to a stranger) */
 	DM_FX_GRANT,		/* client handle now holds the lock */
 	DM_FX_DENY,		/* client handle's request ended unsuccessfully */
 	DM_FX_EXTEND,		/* client handle's grant deadline moved */
@@ -149,7 +159,12 @@ struct dm_effect {
 		} grant;
 		struct {
 			uint64_t	 handle;
-			int		 error;		/* -EBUSY, -ETIMEDOUT, -EOPNOTSUPP, ... */
+			int		 error;		/* -EBUSY try refused, -ETIMEDOUT wait
+							 * bound, -EINVAL bad name/mode/duplicate
+							 * handle/reserved ".dmlock/" name,
+							 * -EOPNOTSUPP shared unsupported, -EAGAIN
+							 * not ready (joining, leaving), -ESHUTDOWN
+							 * leaving or removed, -ENOMEM */
 		} deny;
 		struct {
 			uint64_t	 handle;
@@ -157,7 +172,8 @@ struct dm_effect {
 		} extend;
 		struct {
 			uint64_t	 handle;
-			int		 reason;	/* -ETIMEDOUT lease, -ESHUTDOWN, ... */
+			int		 reason;	/* -ETIMEDOUT lease ran out, -ESHUTDOWN
+							 * leaving or removed from the roster */
 		} lost;
 		struct {
 			const char	*name;

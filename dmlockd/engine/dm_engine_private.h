@@ -28,7 +28,7 @@
 #define DM_DEFAULT_RESTART_INTERVAL_MS	10000
 #define DM_DEFAULT_STOP_MS		1000
 #define DM_DEFAULT_DRIFT_PPM		10000
-#define DM_DEFAULT_JOIN_RETRY_MS	2000
+
 
 enum dm_timer_kind {
 	DM_TIMER_WAIT = 1,	/* a local waiter's wait bound (struct dm_client) */
@@ -37,6 +37,7 @@ enum dm_timer_kind {
 	DM_TIMER_LEASE,		/* engine: the lease runs out */
 	DM_TIMER_ROSTER,	/* engine: join/leave/vote retries, restart interval */
 	DM_TIMER_VOTE,		/* engine: lock delay after a majority removal */
+	DM_TIMER_RESTART,	/* engine: a restarted member's old incarnation is erased */
 };
 
 struct dm_timer {
@@ -95,12 +96,18 @@ struct dm_node {
 	bool		 used;
 	bool		 link_up;
 	bool		 departing;	/* LEAVE received / removal in progress */
-	bool		 condemned;	/* we agreed to remove it: no more lease acks */
+	bool		 condemned;	/* restarted: old incarnation gets no more lease acks */
+	/* The removal vote of this member (as prober) that we agreed to: the
+	 * subject gets no lease acks from us until the prober aborts the vote,
+	 * the subject is erased, or the prober leaves the roster. */
+	dm_slot_t	 joined_vote_subject;
+	uint64_t	 joined_vote_serial;
 	uint8_t		 name_len;
 	char		 name[DM_NODE_NAME_MAX + 1];
 	char		 address[DM_ADDRESS_MAX + 1];
 	uint64_t	 incarnation;
 	dm_msec_t	 last_heard;	/* last message received from it */
+	dm_msec_t	 remove_at;	/* restarted: erase the old incarnation then (0 = no) */
 };
 
 /* A lease heartbeat awaiting acknowledgements (majority policy). */
@@ -135,8 +142,15 @@ struct dm_engine {
 	dm_msec_t	 restart_interval_ms, stop_ms, lock_delay_ms;
 	uint32_t	 drift_ppm;
 	uint32_t	 breakage;
-	char		 sponsor[DM_NODE_NAME_MAX + 1];
+	char		 sponsor[DM_NODE_NAME_MAX + 1];	/* the one asked now */
 	char		 sponsor_address[DM_ADDRESS_MAX + 1];
+	/* Sponsors to try in turn (the config's, or the old roster when told to
+	 * rejoin), so two removed nodes never wait on each other forever. */
+	struct dm_sponsor {
+		char	name[DM_NODE_NAME_MAX + 1];
+		char	address[DM_ADDRESS_MAX + 1];
+	}		*sponsors;
+	size_t		 n_sponsors, sponsor_next;
 
 	/* The current step. */
 	dm_msec_t	 now;
@@ -150,6 +164,7 @@ struct dm_engine {
 	size_t		 n_nodes;
 	dm_slot_t	 self;
 	uint64_t	 epoch;
+	uint64_t	 join_epoch;	/* epoch when we (re)joined: older removals are stale */
 	enum dm_membership membership;
 	struct dm_timer	 roster_timer;
 	/* Joining: sequence-number answers still awaited. */
@@ -163,12 +178,15 @@ struct dm_engine {
 	uint8_t		 ack_waiting[DM_NODES_MAX / 8];
 	uint16_t	 ack_waiting_n;
 	bool		 sponsoring;	/* roster lock requested for a joiner */
+	char		 last_joined[DM_NODE_NAME_MAX + 1];	/* last join we finished */
+	uint64_t	 last_joined_incarnation;
 	/* Majority removal votes. */
 	dm_slot_t	 vote_subject;
 	uint64_t	 vote_serial;
 	uint16_t	 vote_yes;
 	uint8_t		 voted[DM_NODES_MAX / 8];
 	struct dm_timer	 vote_timer;	/* D_lock before a removal is used */
+	struct dm_timer	 restart_timer;	/* erase restarted members' old incarnations */
 
 	/* Fencing tokens. */
 	uint64_t	 token_hw;	/* highest token granted or seen */
@@ -194,6 +212,10 @@ struct dm_engine {
 
 	/* Scratch for effects (valid during the emit callback only). */
 	struct dm_msg	 scratch;
+
+	/* Election name and hierarchical group size (config, copied). */
+	char		 election[16];
+	uint32_t	 group_size;
 };
 
 /* dm_table.c */
@@ -252,11 +274,15 @@ int		 dm_roster_add_member(struct dm_engine *e, const char *name, const char *ad
 /* dm_membership.c: join (RA §7.2), leave (§7.3), failure (§7.4). */
 void		 dm_membership_join_start(struct dm_engine *e);
 void		 dm_membership_progress(struct dm_engine *e);
+void		 dm_membership_sponsor_hint(struct dm_engine *e, const char *peer);
 void		 dm_membership_vote_start(struct dm_engine *e, dm_slot_t slot);
 int		 dm_membership_on_stranger(struct dm_engine *e, const char *peer,
 		    const struct dm_msg *m);
 int		 dm_membership_receive(struct dm_engine *e, dm_slot_t from, const char *peer,
 		    const struct dm_msg *m);
+
+bool		 dm_membership_condemned(const struct dm_engine *e, dm_slot_t slot);
+void		 dm_membership_heard(struct dm_engine *e, dm_slot_t from);
 
 /* dm_lease.c */
 void		 dm_lease_activity(struct dm_engine *e);

@@ -67,7 +67,7 @@ dm_lease_round(struct dm_engine *e)
 bool
 dm_lease_may_ack(const struct dm_engine *e, dm_slot_t to)
 {
-	return to < DM_NODES_MAX && e->nodes[to].used && !e->nodes[to].condemned;
+	return to < DM_NODES_MAX && e->nodes[to].used && !dm_membership_condemned(e, to);
 }
 
 static void lease_acked(struct dm_engine *e, dm_slot_t from, uint64_t serial);
@@ -126,7 +126,7 @@ dm_lease_on_heartbeat(struct dm_engine *e, dm_slot_t from, const struct dm_msg *
 {
 	struct dm_msg *ack;
 
-	if (e->nodes[from].condemned)
+	if (dm_membership_condemned(e, from))
 		return 0;	/* we agreed to remove it: its lease must run out */
 	ack = dm_msg_begin(e, DM_MSG_HEARTBEAT_ACK, NULL);
 	ack->token = 0;

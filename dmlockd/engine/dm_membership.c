@@ -10,6 +10,16 @@
 
 #include "dm_engine_private.h"
 
+static void lease_on_growth(struct dm_engine *e);
+
+/* Retries of JOIN, NODE_ADD and SEQ_QUERY: a round trip plus processing,
+ * like the probe timeout (footnote 5). */
+static dm_msec_t
+dm_join_retry(const struct dm_engine *e)
+{
+	return e->probe_timeout_ms;
+}
+
 static void
 membership_ready(struct dm_engine *e)
 {
@@ -58,6 +68,51 @@ set_subject(struct dm_msg *m, const struct dm_node *n)
 	m->incarnation = n->incarnation;
 }
 
+/* Stop sponsoring a joiner (we leave or restart): refuse it, give the
+ * roster lock back. */
+static void
+sponsor_abort(struct dm_engine *e)
+{
+	struct dm_lock *l = dm_lock_get(e, DM_ROSTER_LOCK, strlen(DM_ROSTER_LOCK), false);
+	struct dm_msg *r;
+
+	if (!e->sponsoring)
+		return;
+	if (e->ack_waiting_n > 0 && l != NULL && l->phase == DM_PHASE_HOLDING &&
+	    dm_roster_find(e, e->joiner, strlen(e->joiner)) == DM_SLOT_NONE) {
+		/* (Had another sponsor finished, its NODE_ADD would have needed
+		 * our ack and the joiner would be in our roster.) */
+		/* NODE_ADD went out: cancel it, members must not wait on a joiner
+		 * that will never get its roster from us. */
+		struct dm_msg *c = dm_msg_begin(e, DM_MSG_NODE_FAILED, NULL);
+		c->node_len = (uint8_t)strlen(e->joiner);
+		memcpy(c->node, e->joiner, c->node_len + 1u);
+		c->incarnation = e->joiner_incarnation;
+		broadcast(e, c);
+	}
+	r = dm_msg_begin(e, DM_MSG_JOIN_REFUSED, NULL);
+	r->arg = EAGAIN;
+	/* Point the joiner at another member it may ask instead. */
+	for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
+	    j = dm_roster_next(e, j)) {
+		if (j == e->self || strcmp(e->nodes[j].name, e->joiner) == 0)
+			continue;
+		set_subject(r, &e->nodes[j]);
+		break;
+	}
+	send_to_name(e, e->joiner, r);
+	e->sponsoring = false;
+	e->joiner[0] = '\0';
+	if (l != NULL && l->phase != DM_PHASE_IDLE) {
+		if (l->phase == DM_PHASE_HOLDING)
+			e->algo->release(e, l);
+		else
+			e->algo->withdraw(e, l);
+		l->phase = DM_PHASE_IDLE;
+		dm_lock_maybe_free(e, l);
+	}
+}
+
 /* --- Failure (§7.4) --- */
 
 static void
@@ -67,8 +122,7 @@ announce_failure(struct dm_engine *e, dm_slot_t slot)
 	 *  broadcast by the node detecting the failure." */
 	struct dm_msg *m;
 
-	if (e->policy == DM_FAILURE_MAJORITY)
-		e->epoch++;
+	e->epoch++;
 	m = dm_msg_begin(e, DM_MSG_NODE_FAILED, NULL);
 	set_subject(m, &e->nodes[slot]);
 	dm_log(e, DM_LOG_WARNING, "member failed: removing it", NULL, slot);
@@ -94,10 +148,12 @@ dm_roster_suspect(struct dm_engine *e, dm_slot_t slot)
 int
 dm_roster_receive(struct dm_engine *e, dm_slot_t from, const char *peer, const struct dm_msg *m)
 {
+	if (e->membership == DM_MEMBER_JOINING && m->epoch > e->epoch)
+		e->epoch = m->epoch;	/* rosters older than this are stale */
 	if (from != DM_SLOT_NONE && from != e->self) {
 		if (e->nodes[from].incarnation == 0 && m->kind != DM_MSG_JOIN)
 			e->nodes[from].incarnation = m->incarnation;
-		e->nodes[from].last_heard = e->now;
+		dm_membership_heard(e, from);
 		dm_token_observe(e, m->token);
 		if (m->epoch > e->epoch)
 			e->epoch = m->epoch;
@@ -164,8 +220,7 @@ dm_membership_vote_start(struct dm_engine *e, dm_slot_t slot)
 		return;	/* one removal at a time; the next probe round asks again */
 	if (!silent_long_enough(e, slot))
 		return;
-	e->nodes[slot].condemned = true;
-	e->vote_subject = slot;
+	e->vote_subject = slot;	/* from now on: no lease acks for it */
 	e->vote_serial++;
 	e->vote_yes = 1;
 	memset(e->voted, 0, sizeof(e->voted));
@@ -190,10 +245,51 @@ on_suspect(struct dm_engine *e, dm_slot_t from, const struct dm_msg *m)
 
 	if (from == DM_SLOT_NONE)
 		return 0;
-	if (agree && s != DM_SLOT_NONE)
-		e->nodes[s].condemned = true;
+	/* The prober runs one vote at a time: this one replaces its last. */
+	e->nodes[from].joined_vote_subject = agree ? s : DM_SLOT_NONE;
+	e->nodes[from].joined_vote_serial = m->serial;
 	send_simple(e, from, DM_MSG_SUSPECT_VOTE, m->serial, agree ? 1 : 0);
 	return 0;
+}
+
+static int
+on_suspect_abort(struct dm_engine *e, dm_slot_t from, const struct dm_msg *m)
+{
+	if (from != DM_SLOT_NONE && e->nodes[from].joined_vote_serial == m->serial)
+		e->nodes[from].joined_vote_subject = DM_SLOT_NONE;
+	return 0;
+}
+
+/* Has this node promised not to extend slot's lease? */
+bool
+dm_membership_condemned(const struct dm_engine *e, dm_slot_t slot)
+{
+	if (slot >= DM_NODES_MAX || !e->nodes[slot].used)
+		return true;
+	if (e->nodes[slot].condemned || e->vote_subject == slot)
+		return true;
+	for (size_t i = 0; i < DM_NODES_MAX; i++)
+		if (e->nodes[i].used && e->nodes[i].joined_vote_subject == slot)
+			return true;
+	return false;
+}
+
+/* A message from a member.  If we were voting to remove it, it is alive
+ * after all: withdraw the vote (never committed) so that the members that
+ * agreed may acknowledge its lease again. */
+void
+dm_membership_heard(struct dm_engine *e, dm_slot_t from)
+{
+	struct dm_msg *m;
+
+	e->nodes[from].last_heard = e->now;
+	if (e->vote_subject != from)
+		return;
+	e->vote_subject = DM_SLOT_NONE;
+	dm_timer_stop(e, &e->vote_timer);
+	m = dm_msg_begin(e, DM_MSG_SUSPECT_ABORT, NULL);
+	m->serial = e->vote_serial;
+	broadcast(e, m);
 }
 
 static int
@@ -216,31 +312,32 @@ restart_and_rejoin(struct dm_engine *e, const char *told_by)
 	dm_slot_t by = dm_roster_find(e, told_by, strlen(told_by));
 
 	dm_log(e, DM_LOG_ERR, "removed from the roster: restarting and rejoining", NULL, by);
-	memcpy(e->sponsor, told_by, strlen(told_by) + 1);
-	e->sponsor_address[0] = '\0';
+	/* Sponsors to try: the node that told us first, then the old roster. */
+	memset(&e->sponsors[0], 0, sizeof(e->sponsors[0]));
+	memcpy(e->sponsors[0].name, told_by, strlen(told_by) + 1);
 	if (by != DM_SLOT_NONE)
-		memcpy(e->sponsor_address, e->nodes[by].address, strlen(e->nodes[by].address) + 1);
-	e->membership = DM_MEMBER_RESTARTING;
-	if (e->sponsoring) {
-		/* Never answer a pending JOIN from a roster we are throwing away. */
-		struct dm_msg *r = dm_msg_begin(e, DM_MSG_JOIN_REFUSED, NULL);
-		struct dm_lock *l = dm_lock_get(e, DM_ROSTER_LOCK, strlen(DM_ROSTER_LOCK), false);
-		r->arg = EAGAIN;
-		send_to_name(e, e->joiner, r);
-		e->sponsoring = false;
-		e->joiner[0] = '\0';
-		if (l != NULL && l->phase != DM_PHASE_IDLE) {
-			e->algo->withdraw(e, l);
-			l->phase = DM_PHASE_IDLE;
-			dm_lock_maybe_free(e, l);
-		}
+		memcpy(e->sponsors[0].address, e->nodes[by].address, sizeof(e->nodes[by].address));
+	e->n_sponsors = 1;
+	e->sponsor_next = 0;
+	for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
+	    j = dm_roster_next(e, j)) {
+		if (j == e->self || j == by || e->n_sponsors >= DM_NODES_MAX)
+			continue;
+		memcpy(e->sponsors[e->n_sponsors].name, e->nodes[j].name, sizeof(e->nodes[j].name));
+		memcpy(e->sponsors[e->n_sponsors].address, e->nodes[j].address,
+		    sizeof(e->nodes[j].address));
+		e->n_sponsors++;
 	}
+	e->membership = DM_MEMBER_RESTARTING;
+	sponsor_abort(e);	/* never answer a JOIN from a roster we throw away */
 	dm_local_lose_all(e, -ESHUTDOWN, true);
 	for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
 	    j = dm_roster_next(e, j))
 		if (j != e->self)
 			dm_roster_erase(e, j);
-	e->incarnation++;
+	/* A new identity for the new membership that cannot collide with the
+	 * shell's numbering of daemon starts (1, 2, 3... or a clock). */
+	e->incarnation += (uint64_t)1 << 48;
 	e->nodes[e->self].incarnation = e->incarnation;
 	e->vote_subject = DM_SLOT_NONE;
 	dm_timer_stop(e, &e->heartbeat_timer);
@@ -262,6 +359,7 @@ on_node_failed(struct dm_engine *e, dm_slot_t from, const char *peer, const stru
 	if (s == e->self) {
 		/* We were removed (perhaps while paused): stop serving at once. */
 		if ((m->incarnation == 0 || m->incarnation == e->incarnation) &&
+		    m->epoch > e->join_epoch &&
 		    (e->membership == DM_MEMBER_ACTIVE || e->membership == DM_MEMBER_SYNCING))
 			restart_and_rejoin(e, peer);
 		return 0;
@@ -275,10 +373,14 @@ on_node_failed(struct dm_engine *e, dm_slot_t from, const char *peer, const stru
 }
 
 static int
-on_rejoin(struct dm_engine *e, const char *peer, const struct dm_msg *m)
+on_rejoin(struct dm_engine *e, dm_slot_t from, const char *peer, const struct dm_msg *m)
 {
 	if (e->membership != DM_MEMBER_ACTIVE && e->membership != DM_MEMBER_SYNCING)
 		return 0;	/* leaving, left, or already rejoining */
+	/* Only a member may tell us, and only about a removal after our join
+	 * (a late REJOIN aimed at our previous membership is stale). */
+	if (from == DM_SLOT_NONE || m->epoch <= e->join_epoch)
+		return 0;
 	restart_and_rejoin(e, peer);
 	return 0;
 }
@@ -327,6 +429,7 @@ dm_roster_leave(struct dm_engine *e)
 	if (e->membership != DM_MEMBER_ACTIVE)
 		return -EALREADY;
 	e->membership = DM_MEMBER_LEAVING;
+	sponsor_abort(e);	/* the joiner will ask another member */
 	dm_local_lose_all(e, -ESHUTDOWN, true);
 	memset(e->ack_waiting, 0, sizeof(e->ack_waiting));
 	e->ack_waiting_n = 0;
@@ -371,6 +474,50 @@ on_leave_ack(struct dm_engine *e, dm_slot_t from)
 	return 0;
 }
 
+/*
+ * A member came back with a new incarnation, so the old one is dead.  Its
+ * clients may still be stopping (D_stop) under a grant whose deadline runs
+ * to its lease end, so under the majority policy the old incarnation is
+ * condemned at once (no more lease acks) and erased only T_fail + D_lock
+ * later, the same wait a majority removal implies.
+ */
+static void
+condemn_restarted(struct dm_engine *e, dm_slot_t s)
+{
+	if (e->policy == DM_FAILURE_PAPER) {
+		announce_failure(e, s);
+		return;
+	}
+	if (e->nodes[s].remove_at != 0)
+		return;
+	e->nodes[s].condemned = true;
+	e->nodes[s].remove_at = e->now + fail_silence(e) + e->lock_delay_ms;
+	if (e->restart_timer.heap_index == 0 || e->restart_timer.at > e->nodes[s].remove_at)
+		dm_timer_arm(e, &e->restart_timer, e->nodes[s].remove_at);
+}
+
+static void
+restart_timer_fired(struct dm_engine *e)
+{
+	dm_msec_t next = 0;
+
+	for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
+	    j = dm_roster_next(e, j)) {
+		dm_msec_t at = e->nodes[j].remove_at;
+		if (at == 0)
+			continue;
+		if (at <= e->now) {
+			if (e->membership == DM_MEMBER_ACTIVE)
+				announce_failure(e, j);
+			continue;
+		}
+		if (next == 0 || at < next)
+			next = at;
+	}
+	if (next != 0)
+		dm_timer_arm(e, &e->restart_timer, next);
+}
+
 int
 dm_roster_remove_admin(struct dm_engine *e, const char *peer)
 {
@@ -391,10 +538,34 @@ dm_roster_restarted(struct dm_engine *e, const char *peer)
 	dm_slot_t s = dm_roster_find(e, peer, strlen(peer));
 
 	if (s != DM_SLOT_NONE && s != e->self && e->membership == DM_MEMBER_ACTIVE)
-		announce_failure(e, s);
+		condemn_restarted(e, s);
 }
 
 /* --- Insertion through a sponsor (§7.2) --- */
+
+static void sponsor_candidate_add(struct dm_engine *e, const char *name, const char *address);
+
+void
+dm_membership_sponsor_hint(struct dm_engine *e, const char *peer)
+{
+	sponsor_candidate_add(e, peer, NULL);
+}
+
+static void
+sponsor_candidate_add(struct dm_engine *e, const char *name, const char *address)
+{
+	for (size_t i = 0; i < e->n_sponsors; i++)
+		if (strcmp(e->sponsors[i].name, name) == 0)
+			return;
+	if (e->n_sponsors >= DM_NODES_MAX)
+		return;
+	memset(&e->sponsors[e->n_sponsors], 0, sizeof(e->sponsors[0]));
+	memcpy(e->sponsors[e->n_sponsors].name, name, strlen(name) + 1);
+	if (address != NULL)
+		memcpy(e->sponsors[e->n_sponsors].address, address, strlen(address) + 1);
+	e->n_sponsors++;
+}
+
 
 void
 dm_membership_join_start(struct dm_engine *e)
@@ -405,12 +576,18 @@ dm_membership_join_start(struct dm_engine *e)
 	    .u.peer = { .name = e->sponsor, .address = e->sponsor_address } };
 	struct dm_msg *m;
 
+	if (e->n_sponsors > 0) {
+		/* Each attempt asks the next candidate. */
+		const struct dm_sponsor *sp = &e->sponsors[e->sponsor_next++ % e->n_sponsors];
+		memcpy(e->sponsor, sp->name, sizeof(e->sponsor));
+		memcpy(e->sponsor_address, sp->address, sizeof(e->sponsor_address));
+	}
 	e->membership = DM_MEMBER_JOINING;
 	dm_emit(e, &add);
 	m = dm_msg_begin(e, DM_MSG_JOIN, NULL);
 	set_subject(m, &e->nodes[e->self]);
 	send_to_name(e, e->sponsor, m);
-	dm_timer_arm(e, &e->roster_timer, e->now + DM_DEFAULT_JOIN_RETRY_MS);
+	dm_timer_arm(e, &e->roster_timer, e->now + dm_join_retry(e));
 }
 
 static void
@@ -432,6 +609,7 @@ sponsor_send_roster(struct dm_engine *e)
 	}
 	m = dm_msg_begin(e, DM_MSG_ROSTER_END, NULL);
 	m->arg = count;
+	m->serial = e->joiner_incarnation;	/* for that incarnation only */
 	m->seq = e->algo->clock_get(e);
 	send_to_name(e, e->joiner, m);
 }
@@ -446,9 +624,13 @@ sponsor_finish(struct dm_engine *e)
 	if (e->membership != DM_MEMBER_ACTIVE || l == NULL || l->phase != DM_PHASE_HOLDING)
 		return;
 
-	if (dm_roster_find(e, e->joiner, strlen(e->joiner)) == DM_SLOT_NONE)
+	if (dm_roster_find(e, e->joiner, strlen(e->joiner)) == DM_SLOT_NONE) {
 		dm_roster_add_member(e, e->joiner, e->joiner_address, e->joiner_incarnation, true);
+		lease_on_growth(e);
+	}
 	sponsor_send_roster(e);
+	memcpy(e->last_joined, e->joiner, sizeof(e->last_joined));
+	e->last_joined_incarnation = e->joiner_incarnation;
 	e->sponsoring = false;
 	e->joiner[0] = '\0';
 	dm_timer_stop(e, &e->roster_timer);
@@ -491,9 +673,12 @@ dm_roster_lock_permitted(struct dm_engine *e, struct dm_lock *l)
 	}
 	memset(e->ack_waiting, 0, sizeof(e->ack_waiting));
 	e->ack_waiting_n = 0;
+	/* Even if the joiner is already in our roster (another sponsor's
+	 * NODE_ADD), every member must confirm it knows the joiner before the
+	 * roster goes out; those that know it just acknowledge. */
 	for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
 	    j = dm_roster_next(e, j)) {
-		if (j == e->self)
+		if (j == e->self || strcmp(e->nodes[j].name, e->joiner) == 0)
 			continue;
 		dm_bit_set(e->ack_waiting, j, true);
 		e->ack_waiting_n++;
@@ -503,7 +688,23 @@ dm_roster_lock_permitted(struct dm_engine *e, struct dm_lock *l)
 		return;
 	}
 	sponsor_broadcast_add(e);
-	dm_timer_arm(e, &e->roster_timer, e->now + DM_DEFAULT_JOIN_RETRY_MS);
+	dm_timer_arm(e, &e->roster_timer, e->now + dm_join_retry(e));
+}
+
+/* The roster grows past one node: grants made alone carried no deadline.
+ * Nobody can agree to remove us before T_fail of silence counted from now
+ * (members start counting when they add us), so a lease to now + L is safe;
+ * heartbeats extend it from here. */
+static void
+lease_on_growth(struct dm_engine *e)
+{
+	if (e->n_nodes != 2 || e->policy != DM_FAILURE_MAJORITY || e->held_local == 0 ||
+	    (e->breakage & DM_BREAK_NO_LEASE) || e->lease_until >= e->now + e->lease_ms)
+		return;
+	e->lease_until = e->now + e->lease_ms;
+	dm_timer_arm(e, &e->lease_timer, e->lease_until);
+	dm_local_extend_all(e);
+	dm_lease_activity(e);
 }
 
 static int
@@ -514,28 +715,49 @@ on_join(struct dm_engine *e, dm_slot_t from, const char *peer, const struct dm_m
 
 	if (m->node_len == 0 || strcmp(m->node, peer) != 0)
 		return -EPROTO;
-	if (e->membership != DM_MEMBER_ACTIVE || e->vote_subject != DM_SLOT_NONE ||
+	if (e->membership == DM_MEMBER_ACTIVE && from != DM_SLOT_NONE &&
+	    e->nodes[from].incarnation != m->incarnation) {
+		/* §7.2.1: the old incarnation failed; remove it first (whatever
+		 * else we are doing: a join we sponsor may be waiting on it), and
+		 * let the new one retry until then. */
+		condemn_restarted(e, from);
+		from = dm_roster_find(e, peer, strlen(peer));
+	}
+	if (e->membership == DM_MEMBER_ACTIVE && from != DM_SLOT_NONE &&
+	    e->nodes[from].incarnation == m->incarnation && !e->sponsoring &&
+	    strcmp(e->last_joined, peer) == 0 && e->last_joined_incarnation == m->incarnation) {
+		/* A retry after we finished this join: every member had
+		 * acknowledged it, so the roster may go out again.  (A member
+		 * that merely acknowledged someone else's NODE_ADD cannot know
+		 * that; it sponsors the join again below instead.) */
+		memcpy(e->joiner, peer, strlen(peer) + 1);
+		e->joiner_incarnation = m->incarnation;
+		sponsor_send_roster(e);
+		e->joiner[0] = '\0';
+		return 0;
+	}
+	if (e->membership != DM_MEMBER_ACTIVE ||
+	    (from != DM_SLOT_NONE && e->nodes[from].incarnation != m->incarnation) ||
 	    (e->sponsoring && strcmp(e->joiner, peer) != 0)) {
 		r = dm_msg_begin(e, DM_MSG_JOIN_REFUSED, NULL);
 		r->arg = EAGAIN;
 		send_to_name(e, peer, r);
 		return 0;
 	}
-	if (from != DM_SLOT_NONE) {
-		if (e->nodes[from].incarnation == m->incarnation && !e->sponsoring) {
-			/* A retried JOIN after we finished: resend the roster. */
-			memcpy(e->joiner, peer, strlen(peer) + 1);
-			sponsor_send_roster(e);
-			e->joiner[0] = '\0';
-			return 0;
+	if (e->sponsoring) {
+		/* Already working on it; but a JOIN from a newer incarnation of the
+		 * same joiner (it restarted meanwhile) must not get the roster
+		 * meant for the old one. */
+		if (m->incarnation != e->joiner_incarnation) {
+			struct dm_lock *rl = dm_lock_get(e, DM_ROSTER_LOCK,
+			    strlen(DM_ROSTER_LOCK), false);
+			if (rl != NULL && rl->phase == DM_PHASE_HOLDING)
+				sponsor_abort(e);	/* NODE_ADD went out: start over */
+			else
+				e->joiner_incarnation = m->incarnation;
 		}
-		if (e->nodes[from].incarnation != m->incarnation) {
-			/* §7.2.1: the old incarnation failed; remove it first. */
-			announce_failure(e, from);
-		}
+		return 0;
 	}
-	if (e->sponsoring)
-		return 0;	/* already working on it */
 	memcpy(e->joiner, peer, strlen(peer) + 1);
 	memcpy(e->joiner_address, m->address, m->address_len + 1u);
 	e->joiner_incarnation = m->incarnation;
@@ -564,11 +786,17 @@ on_node_add(struct dm_engine *e, dm_slot_t from, const char *peer, const struct 
 
 	if (m->node_len == 0)
 		return -EPROTO;
-	if (strcmp(m->node, e->nodes[e->self].name) == 0)
-		return 0;
-	r = dm_roster_add_member(e, m->node, m->address, m->incarnation, true);
-	if (r < 0 && r != -EEXIST)
-		return r;
+	if (strcmp(m->node, e->nodes[e->self].name) != 0) {
+		dm_slot_t old = dm_roster_find(e, m->node, m->node_len);
+		if (old != DM_SLOT_NONE && e->nodes[old].incarnation != m->incarnation) {
+			/* A new incarnation: the sponsor already removed the old one
+			 * (after the restart wait); we may not have heard yet. */
+			dm_roster_erase(e, old);
+		}
+		r = dm_roster_add_member(e, m->node, m->address, m->incarnation, true);
+		if (r < 0 && r != -EEXIST)
+			return r;
+	}
 	{
 		struct dm_msg *ack = dm_msg_begin(e, DM_MSG_NODE_ADD_ACK, NULL);
 		ack->serial = m->serial;
@@ -589,22 +817,49 @@ on_node_add_ack(struct dm_engine *e, dm_slot_t from, const struct dm_msg *m)
 	return 0;
 }
 
+/* Roster messages are taken from the sponsor asked last, or from an earlier
+ * candidate that is answering an earlier JOIN (it becomes the sponsor). */
+static bool
+roster_from_sponsor(struct dm_engine *e, const char *peer)
+{
+	if (strcmp(peer, e->sponsor) == 0)
+		return true;
+	for (size_t i = 0; i < e->n_sponsors; i++)
+		if (strcmp(peer, e->sponsors[i].name) == 0) {
+			if (dm_roster_size(e) > 1)
+				return false;	/* already taking another sponsor's roster */
+			memcpy(e->sponsor, e->sponsors[i].name, sizeof(e->sponsor));
+			memcpy(e->sponsor_address, e->sponsors[i].address,
+			    sizeof(e->sponsor_address));
+			return true;
+		}
+	return false;
+}
+
 static int
 on_roster_entry(struct dm_engine *e, const char *peer, const struct dm_msg *m)
 {
 	dm_slot_t s;
 
-	if ((e->membership != DM_MEMBER_JOINING) || strcmp(peer, e->sponsor) != 0)
+	if ((e->membership != DM_MEMBER_JOINING) || !roster_from_sponsor(e, peer))
 		return 0;
 	if (m->node_len == 0)
 		return -EPROTO;
+	if (m->epoch < e->epoch)
+		return 0;	/* a roster from before a removal we have heard of */
 	if (strcmp(m->node, e->nodes[e->self].name) == 0)
 		return 0;
 	s = dm_roster_find(e, m->node, m->node_len);
 	if (s != DM_SLOT_NONE) {
 		/* Known provisionally (it talked to us first): complete it. */
+		bool had_address = e->nodes[s].address[0] != '\0';
 		memcpy(e->nodes[s].address, m->address, m->address_len + 1u);
 		e->nodes[s].incarnation = m->incarnation;
+		if (!had_address && m->address_len > 0) {
+			struct dm_effect fx = { .type = DM_FX_PEER_ADD,
+			    .u.peer = { .name = e->nodes[s].name, .address = e->nodes[s].address } };
+			dm_emit(e, &fx);
+		}
 		return 0;
 	}
 	return dm_roster_add_member(e, m->node, m->address, m->incarnation, true) == -ENOSPC ?
@@ -626,9 +881,21 @@ on_roster_end(struct dm_engine *e, const char *peer, const struct dm_msg *m)
 {
 	/* §7.2.3 method 1: "Ask all other nodes for their Highest_Sequence_Number
 	 *  and use the largest." */
-	if (e->membership != DM_MEMBER_JOINING || strcmp(peer, e->sponsor) != 0)
+	if (e->membership != DM_MEMBER_JOINING || !roster_from_sponsor(e, peer))
 		return 0;
+	if (m->serial != e->incarnation || m->epoch < e->epoch) {
+		/* Meant for an earlier incarnation of ours, or older than a
+		 * removal we have heard of: start over. */
+		for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
+		    j = dm_roster_next(e, j))
+			if (j != e->self)
+				dm_roster_erase(e, j);
+		return 0;
+	}
 	e->algo->clock_merge(e, m->seq);
+	if (m->epoch > e->epoch)
+		e->epoch = m->epoch;
+	e->join_epoch = e->epoch;
 	e->membership = DM_MEMBER_SYNCING;
 	memset(e->seq_waiting, 0, sizeof(e->seq_waiting));
 	e->seq_waiting_n = 0;
@@ -645,7 +912,7 @@ on_roster_end(struct dm_engine *e, const char *peer, const struct dm_msg *m)
 		return 0;
 	}
 	sync_query(e);
-	dm_timer_arm(e, &e->roster_timer, e->now + DM_DEFAULT_JOIN_RETRY_MS);
+	dm_timer_arm(e, &e->roster_timer, e->now + dm_join_retry(e));
 	return 0;
 }
 
@@ -719,12 +986,21 @@ dm_membership_receive(struct dm_engine *e, dm_slot_t from, const char *peer,
 		return on_suspect(e, from, m);
 	case DM_MSG_SUSPECT_VOTE:
 		return on_suspect_vote(e, from, m);
+	case DM_MSG_SUSPECT_ABORT:
+		return on_suspect_abort(e, from, m);
 	case DM_MSG_NODE_FAILED:
 		return on_node_failed(e, from, peer, m);
 	case DM_MSG_REJOIN:
-		return on_rejoin(e, peer, m);
+		return on_rejoin(e, from, peer, m);
 	case DM_MSG_JOIN_REFUSED:
-		return 0;	/* the JOIN is retried on the roster timer */
+		/* Retried on the roster timer; a hint names another sponsor. */
+		if (e->membership != DM_MEMBER_JOINING)
+			return 0;
+		if (m->node_len > 0 && strcmp(m->node, e->nodes[e->self].name) != 0)
+			sponsor_candidate_add(e, m->node, m->address);
+		if (e->n_sponsors > 1 && strcmp(peer, e->sponsor) == 0)
+			dm_timer_arm(e, &e->roster_timer, e->now + dm_join_retry(e) / 4);
+		return 0;
 	default:
 		return -EPROTO;
 	}
@@ -741,6 +1017,10 @@ dm_roster_timer(struct dm_engine *e, struct dm_timer *t)
 		dm_lease_timer(e);
 		return;
 	}
+	if (t == &e->restart_timer) {
+		restart_timer_fired(e);
+		return;
+	}
 	if (t == &e->vote_timer) {
 		if (e->vote_subject != DM_SLOT_NONE && (size_t)e->vote_yes * 2 > e->n_nodes)
 			vote_commit(e);
@@ -755,7 +1035,7 @@ dm_roster_timer(struct dm_engine *e, struct dm_timer *t)
 		break;
 	case DM_MEMBER_SYNCING:
 		sync_query(e);
-		dm_timer_arm(e, &e->roster_timer, e->now + DM_DEFAULT_JOIN_RETRY_MS);
+		dm_timer_arm(e, &e->roster_timer, e->now + dm_join_retry(e));
 		break;
 	case DM_MEMBER_LEAVING:
 		left(e);	/* acks overdue: the others will detect our absence */
@@ -763,7 +1043,7 @@ dm_roster_timer(struct dm_engine *e, struct dm_timer *t)
 	case DM_MEMBER_ACTIVE:
 		if (e->sponsoring && e->ack_waiting_n > 0) {
 			sponsor_broadcast_add(e);
-			dm_timer_arm(e, &e->roster_timer, e->now + DM_DEFAULT_JOIN_RETRY_MS);
+			dm_timer_arm(e, &e->roster_timer, e->now + dm_join_retry(e));
 		}
 		break;
 	default:

@@ -34,6 +34,7 @@ enum dm_msg_kind {
 	DM_MSG_HEARTBEAT,	/* holder -> members: lease renewal, serial */
 	DM_MSG_HEARTBEAT_ACK,	/* member -> holder: serial echoed */
 	DM_MSG_JOIN_REFUSED,	/* sponsor -> new node: arg = positive errno */
+	DM_MSG_SUSPECT_ABORT,	/* prober -> members: vote serial withdrawn (suspect alive) */
 	DM_MSG_ENGINE_MAX_,
 
 	/* Kinds from here to 255 are the algorithm's. */
@@ -49,6 +50,29 @@ enum dm_ra_kind {
 	DM_RA_ARE_YOU_THERE,			/* probe carrying the prober's request */
 	DM_RA_YES_I_AM_HERE,			/* "alive, deferring you": seq echoed */
 	DM_RA_KIND_MAX_,
+};
+
+/* Lamport's kinds (algo_lamport.c) and Maekawa's (algo_maekawa.c): a range
+ * of their own, 0x90-0xaf, so traces name them. */
+enum dm_lamport_kind {
+	DM_LP_REQUEST = 0x90,	/* REQUEST(ts): seq = timestamp, flags TRY */
+	DM_LP_REPLY,		/* REPLY: seq echoes; arg 1 = "mine is earlier", serial = my ts */
+	DM_LP_RELEASE,		/* RELEASE: seq = the released request's timestamp */
+	DM_LP_BUSY,		/* try-once refused: seq echoed */
+	DM_LP_ARE_YOU_THERE,	/* probe: seq = prober's request */
+	DM_LP_YES_I_AM_HERE,	/* probe answer: seq echoed */
+};
+enum dm_maekawa_kind {
+	DM_MK_REQUEST = 0xa0,	/* REQUEST(seq): arg = request set view, flags TRY */
+	DM_MK_LOCKED,		/* vote granted: seq echoes the request */
+	DM_MK_FAILED,		/* a preceding request holds or waits for the vote */
+	DM_MK_INQUIRE,		/* arbiter wants its vote back: seq = locking request */
+	DM_MK_RELINQUISH,	/* vote given back: seq = the request */
+	DM_MK_RELEASE,		/* leave CS / withdraw: seq = the request */
+	DM_MK_BUSY,		/* try-once refused */
+	DM_MK_STALE,		/* request made under another view: re-check and re-issue */
+	DM_MK_ARE_YOU_THERE,	/* probe */
+	DM_MK_YES_I_AM_HERE,	/* probe answer */
 };
 
 /* flags */

@@ -35,6 +35,7 @@ roster_add(struct dm_engine *e, const char *name, const char *address, uint64_t 
 		memcpy(n->address, address, alen + 1);
 	n->incarnation = incarnation;
 	n->last_heard = e->now;
+	n->joined_vote_subject = DM_SLOT_NONE;
 	e->n_nodes++;
 	if (ret != NULL)
 		*ret = free_slot;
@@ -98,6 +99,9 @@ dm_roster_erase(struct dm_engine *e, dm_slot_t slot)
 		dm_bit_set(e->heartbeats[i].acked, slot, false);
 	if (e->vote_subject == slot)
 		e->vote_subject = DM_SLOT_NONE;
+	for (size_t i = 0; i < DM_NODES_MAX; i++)
+		if (e->nodes[i].used && e->nodes[i].joined_vote_subject == slot)
+			e->nodes[i].joined_vote_subject = DM_SLOT_NONE;
 	dm_table_lock_foreach(e, gone_lock, &a);
 	fx.u.peer.name = gone.name;
 	fx.u.peer.address = gone.address;
@@ -134,6 +138,9 @@ dm_roster_init(struct dm_engine *e, const struct dm_engine_config *cfg)
 		memcpy(e->sponsor, cfg->sponsor->name, nlen + 1);
 		if (alen > 0)
 			memcpy(e->sponsor_address, cfg->sponsor->address, alen + 1);
+		memcpy(e->sponsors[0].name, e->sponsor, nlen + 1);
+		memcpy(e->sponsors[0].address, e->sponsor_address, sizeof(e->sponsor_address));
+		e->n_sponsors = 1;
 		e->membership = DM_MEMBER_JOINING;
 	} else {
 		e->membership = DM_MEMBER_ACTIVE;

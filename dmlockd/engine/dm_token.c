@@ -324,8 +324,15 @@ dm_token_receive(struct dm_engine *e, struct dm_lock *l, dm_slot_t from, const s
 		return dm_election_receive(e, &tn->el, from, m);
 	if (m->kind < DM_TK_REQUEST || m->kind >= DM_TK_KIND_MAX_)
 		return -EPROTO;
+	if (dm_election_is_lock(l))
+		return -EPROTO;
 	if (!dm_election_current(&tn->el, m))
 		return 0;	/* another epoch: an old token is discarded here */
+	if (l == NULL && m->kind != DM_TK_RETURN) {
+		l = dm_lock_get(e, m->lock, m->lock_len, true);
+		if (l == NULL)
+			return -ENOMEM;
+	}
 	if (l != NULL)
 		(void)dm_token_lock(e, l);
 	if (m->kind == DM_TK_RETURN)
@@ -356,9 +363,13 @@ dm_token_peer_gone(struct dm_engine *e, struct dm_lock *l, dm_slot_t slot)
 {
 	struct dm_token_node *tn = dm_token_node(e);
 
-	if (dm_election_is_lock(l))
+	if (dm_election_is_lock(l)) {
 		dm_election_peer_gone(e, &tn->el, slot);
+		return;
+	}
 	/* Per-lock state is rebuilt by the election the removal causes. */
+	if (tn->ops->forget != NULL && ((struct dm_tlock *)dm_lock_state(l))->lock != NULL)
+		tn->ops->forget(e, l, slot);
 }
 
 bool

@@ -56,6 +56,8 @@ struct dm_token_ops {
 	bool	(*others_waiting)(const struct dm_engine *e, const struct dm_lock *l);
 	/* Is the algorithm part in the epoch's initial state? */
 	bool	(*initial)(const struct dm_engine *e, const struct dm_lock *l);
+	/* Optional: member slot is being removed. */
+	void	(*forget)(struct dm_engine *e, struct dm_lock *l, dm_slot_t slot);
 	/* The algorithm's messages of the current epoch. */
 	int	(*receive)(struct dm_engine *e, struct dm_lock *l, dm_slot_t from,
 		    const struct dm_msg *m);

@@ -33,7 +33,8 @@ check_request(const char *line, size_t len)
 	if (lp_request_parse(out, (size_t)n - 1, &b, &code) < 0)
 		abort();
 	if (a.verb != b.verb || strcmp(a.id, b.id) != 0 || a.lock_len != b.lock_len ||
-	    memcmp(a.lock, b.lock, a.lock_len) != 0 || a.mode != b.mode || a.wait_ms != b.wait_ms)
+	    memcmp(a.lock, b.lock, a.lock_len) != 0 || a.mode != b.mode || a.wait_ms != b.wait_ms ||
+	    strcmp(a.arg, b.arg) != 0)
 		abort();
 }
 

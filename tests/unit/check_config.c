@@ -90,8 +90,9 @@ START_TEST(minimal_config_defaults)
 	ck_assert_str_eq(c->algorithm, "ricart-agrawala");
 	ck_assert_int_eq(c->failure_policy, DM_FAILURE_MAJORITY);
 	ck_assert_uint_eq(c->request_timeout_ms, 5000);
-	ck_assert_uint_eq(c->lease_ms, 15000);
-	ck_assert_uint_eq(c->heartbeat_ms, 3000);
+	ck_assert_uint_eq(c->lease_ms, 3000);
+	ck_assert_uint_eq(c->heartbeat_ms, 500);
+	ck_assert_uint_eq(c->probe_timeout_ms, 2000);
 	ck_assert_uint_eq(c->keepalive_ms, 1000);
 	ck_assert_uint_eq(c->keepalive_misses, 5);
 	ck_assert_uint_eq(c->write_buffer_limit, 16 * 1024 * 1024);

@@ -203,6 +203,12 @@ START_TEST(test_peer_restarted)
 	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
 	h_join(&C, 2, 0, DM_FAILURE_MAJORITY, 2);	/* node2 crashed and came back */
 	h_pump(&C);
+	/* The old incarnation is erased only T_fail (+ D_lock) later. */
+	ck_assert(!h_ready(&C, 2));
+	ck_assert_uint_ge(C.sent_kind[DM_MSG_JOIN_REFUSED], 1);
+	h_advance(&C, C.now + 6900);
+	ck_assert(!h_ready(&C, 2));
+	h_advance(&C, C.now + 3000);
 	ck_assert(h_ready(&C, 2));
 	for (int i = 0; i < 3; i++)
 		ck_assert_uint_eq(h_roster(&C, i), 3);
@@ -210,6 +216,29 @@ START_TEST(test_peer_restarted)
 	h_pump(&C);
 	ck_assert(granted(1));
 	ck_assert_uint_ge(h_find(&C, DM_FX_GRANT, 1)->token >> 40, 1);
+}
+END_TEST
+
+START_TEST(test_grow_from_standalone_gets_deadline)
+{
+	/* A grant made alone has no deadline; once a second node joins, the
+	 * holder is covered by a lease and gets EXTEND deadlines. */
+	h_init(&C, 1, DM_FAILURE_MAJORITY, 0);
+	h_acquire(&C, 0, 1, "g", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	ck_assert_uint_eq(h_find(&C, DM_FX_GRANT, 1)->deadline, 0);
+	h_join(&C, 1, 0, DM_FAILURE_MAJORITY, 1);
+	h_pump(&C);
+	ck_assert(h_ready(&C, 1));
+	ck_assert_ptr_nonnull(h_find(&C, DM_FX_EXTEND, 1));
+	ck_assert_uint_gt(h_find(&C, DM_FX_EXTEND, 1)->deadline, C.now);
+	/* The newcomer waits for the holder. */
+	h_acquire(&C, 1, 2, "g", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&C);
+	ck_assert(!granted(2));
+	h_release(&C, 0, 1);
+	h_pump(&C);
+	ck_assert(granted(2));
+	ck_assert_uint_gt(h_find(&C, DM_FX_GRANT, 2)->token, h_find(&C, DM_FX_GRANT, 1)->token);
 }
 END_TEST
 
@@ -229,6 +258,7 @@ roster_suite(void)
 	tcase_add_test(tc, test_failure_majority_epoch);
 	tcase_add_test(tc, test_majority_two_nodes_never_removes);
 	tcase_add_test(tc, test_peer_restarted);
+	tcase_add_test(tc, test_grow_from_standalone_gets_deadline);
 	suite_add_tcase(s, tc);
 	return s;
 }

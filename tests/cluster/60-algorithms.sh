@@ -1,0 +1,27 @@
+#!/bin/bash
+# 60-algorithms: the mutual-exclusion test on a 3-node cluster once per
+# algorithm of the daemon's registry (read from
+# dmlockd/engine/dm_algorithm_registry.c at test time, so every newly
+# registered algorithm is covered without editing this test).
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/cluster/lib-cluster.sh"
+# Load only, no faults: the documented default timeouts, so a busy machine
+# (make -j) cannot expire a lease.
+CLUSTER_REQUEST_TIMEOUT=5s CLUSTER_PROBE_TIMEOUT=2s CLUSTER_LEASE=3s CLUSTER_HEARTBEAT=500ms
+
+algorithms=$(cluster_algorithms)
+[ -n "$algorithms" ] || fail "no algorithm names found in dm_algorithm_registry.c"
+grep -qx ricart-agrawala <<<"$algorithms" || fail "the registry parse lost ricart-agrawala: $algorithms"
+echo "# algorithms: $(echo $algorithms)"
+base=$TEST_DIR
+for algorithm in $algorithms; do
+	CLUSTER_ALGORITHM=$algorithm
+	start_cluster 3
+	status=$(DMLOCK_SOCKET=$(node_sock 1) "$DMLOCK" status --json) || fail "status on node1"
+	grep -qF "\"algorithm\":\"$algorithm\"" <<<"$status" || fail "node1 does not run $algorithm: $status"
+	mutex_load "$TEST_DIR/cs-$algorithm.log" "${CLI_WORKERS:-1}" "${CLI_COUNT:-15}" \
+		"${LIB_WORKERS:-2}" "${LIB_COUNT:-60}"
+	pass "$algorithm: $MUTEX_SECTIONS critical sections on 3 nodes never overlapped"
+	stop_cluster
+	for i in 1 2 3; do mv "$(node_log "$i")" "$(node_log "$i").$algorithm"; done
+	rm -rf "$CERTS"
+done

@@ -1,0 +1,81 @@
+/* check_algo_common.h: helpers shared by check_algo_lamport.c and check_algo_maekawa.c: a
+ * cluster of engines running a chosen algorithm, and a mutual-exclusion round. */
+static struct h_cluster C;
+
+/* h_init with another algorithm (the harness's h_config picks RA). */
+static void
+p_init(int n, enum dm_failure_policy policy, const char *algo)
+{
+	struct dm_peer_spec peers[H_NODES];
+	struct dm_engine_config cfg;
+
+	memset(&C, 0, sizeof(C));
+	C.q = calloc(H_QUEUE, sizeof(*C.q));
+	ck_assert_ptr_nonnull(C.q);
+	C.n = n;
+	C.now = 1000;
+	for (int i = 0; i < n; i++) {
+		snprintf(C.names[i], sizeof(C.names[i]), "node%d", i);
+		peers[i].name = C.names[i];
+		peers[i].address = "127.0.0.1:2";
+	}
+	for (int i = 0; i < n; i++) {
+		h_config(&cfg, C.names[i], peers, (size_t)n);
+		cfg.algorithm = algo;
+		cfg.failure_policy = policy;
+		ck_assert_int_eq(dm_engine_new(&cfg, &C.e[i]), 0);
+		struct dm_event ev = { .type = DM_EV_TICK };
+		ck_assert_int_eq(h_step(&C, i, &ev), 0);
+	}
+}
+
+static void
+teardown(void)
+{
+	h_fini(&C);
+}
+
+static bool
+granted(uint64_t h)
+{
+	return h_find(&C, DM_FX_GRANT, h) != NULL;
+}
+
+static void
+assert_all_idle(void)
+{
+	for (int i = 0; i < C.n; i++) {
+		struct dm_engine_stats st;
+		if (C.down[i])
+			continue;
+		dm_engine_get_stats(C.e[i], &st);
+		ck_assert_uint_eq(st.locks_active, 0);
+	}
+}
+
+/* Every node asks for "x" at once; release whoever holds until all were
+ * served, checking that at most one holds at any time and tokens rise. */
+static void
+serve_all(int n, uint64_t base)
+{
+	bool done[H_NODES] = { false };
+	uint64_t last_token = 0;
+
+	for (int i = 0; i < n; i++)
+		h_acquire(&C, i, base + (uint64_t)i, "x", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	for (int round = 0; round < n; round++) {
+		int holder = -1;
+		h_pump(&C);
+		for (int i = 0; i < n; i++)
+			if (!done[i] && granted(base + (uint64_t)i)) {
+				ck_assert_msg(holder < 0, "node%d and node%d hold x together", holder, i);
+				holder = i;
+			}
+		ck_assert_msg(holder >= 0, "round %d: nobody holds x (deadlock)", round);
+		ck_assert_uint_gt(h_find(&C, DM_FX_GRANT, base + (uint64_t)holder)->token, last_token);
+		last_token = h_find(&C, DM_FX_GRANT, base + (uint64_t)holder)->token;
+		done[holder] = true;
+		ck_assert_int_eq(h_release(&C, holder, base + (uint64_t)holder), 0);
+	}
+	h_pump(&C);
+}

@@ -1,0 +1,205 @@
+/*
+ * check_algo_maekawa.c: Maekawa's algorithm (algo_maekawa.c) across N
+ * engines over the harness's FIFO pump: after every member has reported
+ * "clean" in the current view, an uncontended entry costs exactly 3(K-1)
+ * messages with K = |S_i| from dm_quorum.c (REQUEST, LOCKED, RELEASE to the
+ * other members of S_i); the first entry of a view asks every member;
+ * mutual exclusion and freedom from deadlock when every node requests at
+ * once (INQUIRE / RELINQUISH / FAILED at work), rising fencing tokens,
+ * try-once, shared mode refused, a crashed arbiter removed through the
+ * roster with requests re-issued under the new sets, and a join.
+ */
+#include "engine_harness.h"
+#include "check_algo_common.h"
+#include "dm_quorum.h"
+
+static size_t
+set_size(unsigned n, unsigned i)
+{
+	struct dm_quorum *q = NULL;
+	size_t k;
+
+	ck_assert_int_eq(dm_quorum_build(n, &q), 0);
+	dm_quorum_set(q, i, &k);
+	dm_quorum_free(q);
+	return k;
+}
+
+static void
+one_entry(int node, uint64_t h)
+{
+	h_acquire(&C, node, h, "db", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&C);
+	ck_assert(granted(h));
+	ck_assert_int_eq(h_release(&C, node, h), 0);
+	h_pump(&C);
+}
+
+START_TEST(test_messages_per_entry)
+{
+	int n = _i + 1;
+
+	p_init(n, DM_FAILURE_PAPER, "maekawa");
+	/* Warm-up: each node's first entry asks every member (view change). */
+	for (int i = 0; i < n; i++) {
+		size_t before = C.sent_algo;
+		one_entry(i, 100 + (uint64_t)i);
+		ck_assert_uint_eq(C.sent_algo - before, 3u * (size_t)(n - 1));
+	}
+	for (int i = 0; i < n; i++) {
+		size_t before = C.sent_algo, k = set_size((unsigned)n, (unsigned)i);
+		one_entry(i, 200 + (uint64_t)i);
+		ck_assert_msg(C.sent_algo - before == 3 * (k - 1), "N=%d node%d: %zu messages, K=%zu",
+		    n, i, C.sent_algo - before, k);
+	}
+	assert_all_idle();
+}
+END_TEST
+
+START_TEST(test_contention_no_deadlock)
+{
+	int n = 3 + _i;		/* 3..8 */
+
+	p_init(n, DM_FAILURE_MAJORITY, "maekawa");
+	for (int r = 0; r < 4; r++)
+		serve_all(n, 1000u * (uint64_t)(r + 1));
+	assert_all_idle();
+}
+END_TEST
+
+START_TEST(test_shared_refused)
+{
+	p_init(2, DM_FAILURE_PAPER, "maekawa");
+	h_acquire(&C, 0, 1, "s", DM_MODE_SHARED, DM_WAIT_FOREVER);
+	ck_assert_ptr_nonnull(h_find(&C, DM_FX_DENY, 1));
+	ck_assert_int_eq(h_find(&C, DM_FX_DENY, 1)->error, -EOPNOTSUPP);
+	ck_assert_uint_eq(C.sent_algo, 0);
+}
+END_TEST
+
+START_TEST(test_try_and_cancel)
+{
+	p_init(4, DM_FAILURE_PAPER, "maekawa");
+	h_acquire(&C, 0, 1, "t", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&C);
+	ck_assert(granted(1));
+	h_acquire(&C, 1, 2, "t", DM_MODE_EXCLUSIVE, DM_WAIT_TRY);
+	h_pump(&C);
+	ck_assert_ptr_nonnull(h_find(&C, DM_FX_DENY, 2));
+	ck_assert_int_eq(h_find(&C, DM_FX_DENY, 2)->error, -EBUSY);
+	h_acquire(&C, 2, 3, "t", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&C);
+	ck_assert(!granted(3));
+	ck_assert_int_eq(h_cancel(&C, 2, 3), 0);
+	h_pump(&C);
+	h_release(&C, 0, 1);
+	h_pump(&C);
+	assert_all_idle();
+	h_acquire(&C, 3, 4, "t", DM_MODE_EXCLUSIVE, DM_WAIT_TRY);
+	h_pump(&C);
+	ck_assert(granted(4));
+	h_release(&C, 3, 4);
+	h_pump(&C);
+	assert_all_idle();
+}
+END_TEST
+
+START_TEST(test_failed_arbiter)
+{
+	/* node1 holds; node2 waits; node0 (an arbiter for both) crashes; node1
+	 * releases; node2 must still get the lock under the new sets. */
+	p_init(4, DM_FAILURE_PAPER, "maekawa");
+	h_acquire(&C, 1, 1, "f", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&C);
+	ck_assert(granted(1));
+	h_acquire(&C, 2, 2, "f", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&C);
+	ck_assert(!granted(2));
+	C.down[0] = true;
+	h_release(&C, 1, 1);
+	h_pump(&C);
+	h_advance(&C, C.now + 30000);
+	ck_assert(granted(2));
+	ck_assert_uint_eq(h_roster(&C, 2), 3);
+	h_release(&C, 2, 2);
+	h_pump(&C);
+	serve_all(4, 5000);	/* node0's client slot is down: serve_all needs all up */
+}
+END_TEST
+
+START_TEST(test_failed_holder)
+{
+	p_init(5, DM_FAILURE_PAPER, "maekawa");
+	h_acquire(&C, 0, 1, "g", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&C);
+	ck_assert(granted(1));
+	h_acquire(&C, 3, 2, "g", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&C);
+	ck_assert(!granted(2));
+	C.down[0] = true;	/* the holder crashes */
+	h_advance(&C, C.now + 30000);
+	ck_assert(granted(2));
+	h_release(&C, 3, 2);
+	h_pump(&C);
+}
+END_TEST
+
+START_TEST(test_join_then_exclusion)
+{
+	p_init(3, DM_FAILURE_PAPER, "maekawa");
+	h_acquire(&C, 0, 1, "j", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&C);
+	ck_assert(granted(1));
+	/* node3 joins through node1 while node0 holds "j". */
+	{
+		struct dm_engine_config cfg;
+		struct dm_peer_spec sp = { .name = C.names[1], .address = "127.0.0.1:2" };
+		C.n = 4;
+		snprintf(C.names[3], sizeof(C.names[3]), "node3");
+		h_config(&cfg, C.names[3], NULL, 0);
+		cfg.algorithm = "maekawa";
+		cfg.failure_policy = DM_FAILURE_PAPER;
+		cfg.sponsor = &sp;
+		ck_assert_int_eq(dm_engine_new(&cfg, &C.e[3]), 0);
+		struct dm_event ev = { .type = DM_EV_TICK };
+		ck_assert_int_eq(h_step(&C, 3, &ev), 0);
+	}
+	h_pump(&C);
+	h_advance(&C, C.now + 100);
+	ck_assert(h_ready(&C, 3));
+	h_acquire(&C, 3, 2, "j", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&C);
+	ck_assert(!granted(2));		/* node0 still holds under the old view */
+	h_release(&C, 0, 1);
+	h_pump(&C);
+	ck_assert(granted(2));
+	h_release(&C, 3, 2);
+	h_pump(&C);
+	serve_all(4, 7000);
+	assert_all_idle();
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite *s = suite_create("algo_maekawa");
+	TCase *tc = tcase_create("maekawa");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_checked_fixture(tc, NULL, teardown);
+	tcase_add_loop_test(tc, test_messages_per_entry, 0, H_NODES);
+	tcase_add_loop_test(tc, test_contention_no_deadlock, 0, H_NODES - 2);
+	tcase_add_test(tc, test_shared_refused);
+	tcase_add_test(tc, test_try_and_cancel);
+	tcase_add_test(tc, test_failed_arbiter);
+	tcase_add_test(tc, test_failed_holder);
+	tcase_add_test(tc, test_join_then_exclusion);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
