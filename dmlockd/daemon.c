@@ -375,3 +375,11 @@ dmd_daemon_algorithm(const struct dmd_daemon *d)
 {
 	return d->algorithm;
 }
+
+int
+dmd_daemon_peer_info(const struct dmd_daemon *d, const char *name, struct dmd_peer_link_info *ret)
+{
+	if (d->transport == NULL || d->transport->peer_info == NULL)
+		return -ENOENT;
+	return d->transport->peer_info(d->transport_ctx, name, ret);
+}

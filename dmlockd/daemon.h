@@ -18,6 +18,13 @@ struct event_base;
 struct dmd_daemon;
 struct dmd_request;	/* a local client's request, see local_session.h */
 
+/* What the transport knows about the link to one peer (status, ping). */
+struct dmd_peer_link_info {
+	bool		 link_up;
+	int64_t		 last_contact_ms;	/* ms since the last frame from the peer; -1 never */
+	int64_t		 rtt_us;		/* last message -> acknowledgement time; -1 unknown */
+};
+
 /*
  * The seam for the peer transport.  Called from inside effect dispatch:
  * arguments are valid only for the call; the hooks must not step the
@@ -28,6 +35,8 @@ struct dmd_transport_ops {
 	void	(*send)(void *ctx, const char *peer, const struct dm_msg *msg);
 	void	(*peer_add)(void *ctx, const char *name, const char *address);
 	void	(*peer_remove)(void *ctx, const char *name);
+	/* Link facts for status output (may be NULL): 0 or -ENOENT. */
+	int	(*peer_info)(void *ctx, const char *name, struct dmd_peer_link_info *ret);
 };
 
 /*
@@ -65,6 +74,11 @@ const struct dm_engine *dmd_daemon_engine(const struct dmd_daemon *daemon);
 struct event_base *dmd_daemon_base(const struct dmd_daemon *daemon);
 const char *dmd_daemon_node(const struct dmd_daemon *daemon);
 const char *dmd_daemon_algorithm(const struct dmd_daemon *daemon);
+/* Ask the transport about the link to name: 0, or -ENOENT (no transport,
+ * unknown peer). */
+int dmd_daemon_peer_info(const struct dmd_daemon *daemon, const char *name,
+    struct dmd_peer_link_info *ret);
+
 /* The request registered under handle, or NULL. */
 struct dmd_request *dmd_daemon_lookup(const struct dmd_daemon *daemon, uint64_t handle);
 

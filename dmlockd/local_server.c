@@ -20,6 +20,7 @@
 #include <event2/event.h>
 #include <event2/listener.h>
 
+#include "dmlockd/acl.h"
 #include "dmlockd/daemon.h"
 #include "dmlockd/local_server.h"
 #include "dmlockd/local_session.h"
@@ -31,6 +32,7 @@ struct local_server {
 	struct event		*reap;
 	char			 path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	bool			 bound;		/* we created the file: unlink it */
+	struct dmd_acl		*acl;		/* [access] rules, NULL: none */
 	struct local_session	*sessions[LP_CLIENTS_MAX];
 	size_t			 n_sessions;
 };
@@ -208,6 +210,21 @@ local_server_detach(struct local_server *srv, struct local_session *s)
 	}
 }
 
+void
+local_server_set_acl(struct local_server *srv, struct dmd_acl *acl)
+{
+	acl_free(srv->acl);
+	srv->acl = acl;
+	log_info("access control: %zu lock rule(s)%s", acl_n_lock_rules(acl),
+	    acl_n_lock_rules(acl) == 0 ? " (everyone who can open the socket may lock anything)" : "");
+}
+
+const struct dmd_acl *
+local_server_acl(const struct local_server *srv)
+{
+	return srv->acl;
+}
+
 size_t
 local_server_n_sessions(const struct local_server *srv)
 {
@@ -269,6 +286,7 @@ local_server_free(struct local_server *srv)
 		evconnlistener_free(srv->listener);
 	if (srv->bound)
 		unlink(srv->path);
+	acl_free(srv->acl);
 	free(srv);
 	return NULL;
 }

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+struct dmd_acl;
 struct dmd_daemon;
 struct local_server;
 struct local_session;
@@ -27,6 +28,15 @@ int local_server_new(struct dmd_daemon *daemon, const char *path, mode_t mode, i
 /* Close every session (without engine events), stop listening and unlink
  * the socket it bound.  NULL-safe. */
 struct local_server *local_server_free(struct local_server *server);
+
+/*
+ * Use acl (taken: the server frees it) for every request from now on,
+ * replacing and freeing the previous one; NULL: no [access] rules (anyone
+ * who can open the socket may lock anything; only root may run roster
+ * operations).  For start-up and SIGHUP: config_take_acl(config).
+ */
+void local_server_set_acl(struct local_server *server, struct dmd_acl *acl);
+const struct dmd_acl *local_server_acl(const struct local_server *server);
 
 /* Sessions call these. */
 void local_server_detach(struct local_server *server, struct local_session *s);

@@ -19,6 +19,7 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 
+#include "dmlockd/acl.h"
 #include "dmlockd/daemon.h"
 #include "dmlockd/local_server.h"
 #include "dmlockd/local_session.h"
@@ -41,7 +42,13 @@ struct local_session {
 	unsigned		 n_errors;
 	bool			 closing;
 	bool			 paused;	/* reading stopped for backpressure */
+	gid_t			*groups;	/* supplementary groups, looked up once */
+	size_t			 n_groups;
+	unsigned		 n_denials;	/* access denials (only the first few logged) */
 };
+
+/* Denials logged per connection; later ones are only counted. */
+#define SESSION_DENIALS_LOGGED	10
 
 static void session_on_read(struct bufferevent *bev, void *arg);
 
@@ -127,6 +134,72 @@ session_remove(struct local_session *s, struct dmd_request *req)
 	free(req);
 }
 
+/* ---- access control ------------------------------------------------------ */
+
+/* The client as the ACL sees it; groups are looked up on first need. */
+static void
+session_subject(struct local_session *s, struct acl_subject *ret)
+{
+	const struct dmd_acl *acl = local_server_acl(s->server);
+	if (s->groups == NULL && acl_needs_groups(acl)) {
+		s->groups = calloc(ACL_GROUPS_MAX, sizeof(*s->groups));
+		if (s->groups != NULL)
+			s->n_groups = acl_lookup_groups(s->cred.uid, s->cred.gid, s->groups,
+			    ACL_GROUPS_MAX);
+	}
+	*ret = (struct acl_subject){ .uid = s->cred.uid, .gid = s->cred.gid,
+	    .groups = s->groups, .n_groups = s->n_groups };
+}
+
+static void
+session_log_denial(struct local_session *s, const char *lock, const char *what, const char *why)
+{
+	if (++s->n_denials > SESSION_DENIALS_LOGGED) {
+		if (s->n_denials == SESSION_DENIALS_LOGGED + 1)
+			log_notice("local client pid %ld uid %ld: further denials on this "
+			    "connection are not logged", (long)s->cred.pid, (long)s->cred.uid);
+		return;
+	}
+	log_full(LOG_LEVEL_NOTICE, &(struct log_fields){ .lock = lock },
+	    "denied %s to pid %ld uid %ld: %s", what, (long)s->cred.pid, (long)s->cred.uid, why);
+}
+
+/* Refuse an ACQUIRE the [access] rules do not allow.  true if refused. */
+static bool
+session_acquire_denied(struct local_session *s, const struct lp_request *lr)
+{
+	struct acl_subject who;
+	char why[LP_TEXT_MAX + 1];
+
+	session_subject(s, &who);
+	if (acl_check_lock(local_server_acl(s->server), &who, lr->lock, lr->lock_len, lr->mode,
+	    why, sizeof(why)) == 0)
+		return false;
+	struct lp_reply rep = { .type = LP_R_DENIED, .error = -EACCES, .text = why,
+	    .text_len = strlen(why) };
+	memcpy(rep.id, lr->id, sizeof(rep.id));
+	session_write_reply(s, &rep);
+	session_log_denial(s, lr->lock, lr->mode == DM_MODE_SHARED ? "shared lock" :
+	    "exclusive lock", why);
+	return true;
+}
+
+/* Roster operations: root or an [access] roster principal.  On refusal
+ * answers ERROR - denied and returns false. */
+static bool
+session_roster_allowed(struct local_session *s, const char *what)
+{
+	struct acl_subject who;
+	char why[LP_TEXT_MAX + 1];
+
+	session_subject(s, &who);
+	if (acl_check_roster(local_server_acl(s->server), &who, why, sizeof(why)) == 0)
+		return true;
+	session_write_error(s, NULL, LP_E_DENIED, why);
+	session_log_denial(s, NULL, what, why);
+	return false;
+}
+
 static void
 session_acquire(struct local_session *s, const struct lp_request *lr)
 {
@@ -134,6 +207,8 @@ session_acquire(struct local_session *s, const struct lp_request *lr)
 		session_fail_line(s, lr->id, LP_E_ID_IN_USE, "a request with this id is active");
 		return;
 	}
+	if (session_acquire_denied(s, lr))
+		return;
 	if (s->n_requests >= LP_REQUESTS_MAX) {
 		session_write_error(s, lr->id, LP_E_TOO_MANY_REQUESTS,
 		    "too many requests on this connection, closing it");
@@ -223,18 +298,45 @@ status_visit_peer(void *ctx, const char *name, const char *address, bool is_self
     bool link_up)
 {
 	struct local_session *s = ctx;
-	char line[LP_REPLY_MAX];
-	int n = snprintf(line, sizeof(line), "PEER %s %s %s", name,
+	struct dmd_peer_link_info info;
+	char line[LP_REPLY_MAX], contact[24] = "-", rtt[24] = "-";
+
+	if (!is_self && dmd_daemon_peer_info(s->daemon, name, &info) == 0) {
+		if (info.last_contact_ms >= 0)
+			snprintf(contact, sizeof(contact), "%lld", (long long)info.last_contact_ms);
+		if (info.rtt_us >= 0)
+			snprintf(rtt, sizeof(rtt), "%lld", (long long)info.rtt_us);
+	}
+	int n = snprintf(line, sizeof(line), "PEER %s %s %s %s %s", name,
 	    address != NULL && address[0] != '\0' ? address : "-",
-	    is_self ? "self" : link_up ? "up" : "down");
+	    is_self ? "self" : link_up ? "up" : "down", contact, rtt);
 	status_line(s, line, n);
 }
+
+/* Whether the running algorithm admits shared requests: "shared",
+ * "exclusive-only", or "unknown" with an engine that cannot say. */
+static const char *
+session_shared_capability(const struct local_session *s)
+{
+#ifdef DM_ENGINE_CAP_SHARED
+	return dm_engine_capabilities(dmd_daemon_engine(s->daemon)) & DM_ENGINE_CAP_SHARED
+	    ? "shared" : "exclusive-only";
+#else
+	return "unknown";
+#endif
+}
+
+struct lock_visit {
+	struct local_session	*session;
+	bool			 with_node;	/* LOCKS: a tenth field, the node */
+};
 
 static void
 status_visit_lock(void *ctx, const char *lock, uint64_t handle, enum dm_mode mode,
     bool granted, uint64_t token, dm_msec_t since)
 {
-	struct local_session *s = ctx;
+	struct lock_visit *v = ctx;
+	struct local_session *s = v->session;
 	struct dmd_request *req = dmd_daemon_lookup(s->daemon, handle);
 	const struct local_session_cred *cred = req != NULL ? &req->session->cred : NULL;
 	char line[LP_REPLY_MAX];
@@ -243,6 +345,8 @@ status_visit_lock(void *ctx, const char *lock, uint64_t handle, enum dm_mode mod
 	    (unsigned long long)(granted ? token : 0), (unsigned long long)since,
 	    cred != NULL ? (long)cred->pid : 0L, cred != NULL ? (long)cred->uid : -1L,
 	    req != NULL ? req->id : "-");
+	if (v->with_node && n > 0 && (size_t)n < sizeof(line))
+		n += snprintf(line + n, sizeof(line) - (size_t)n, " %s", dmd_daemon_node(s->daemon));
 	status_line(s, line, n);
 }
 
@@ -258,9 +362,106 @@ session_status(struct local_session *s)
 	    dmd_daemon_algorithm(s->daemon), st.ready ? "ready" : "starting", st.roster_size,
 	    (unsigned long long)st.epoch);
 	status_line(s, line, n);
+	n = snprintf(line, sizeof(line), "CAPS %s %s", dmd_daemon_algorithm(s->daemon),
+	    session_shared_capability(s));
+	status_line(s, line, n);
 	dm_engine_visit_roster(engine, status_visit_peer, s);
-	dm_engine_visit_local_locks(engine, status_visit_lock, s);
+	dm_engine_visit_local_locks(engine, status_visit_lock,
+	    &(struct lock_visit){ .session = s });
 	session_write_reply(s, &(struct lp_reply){ .type = LP_R_END });
+}
+
+/* ---- administrative requests -------------------------------------------- */
+
+static void
+session_info(struct local_session *s, const char *text)
+{
+	char line[LP_REPLY_MAX];
+	int n = snprintf(line, sizeof(line), "INFO %s", text);
+	status_line(s, line, n);
+	session_write_reply(s, &(struct lp_reply){ .type = LP_R_END });
+}
+
+/* LOCKS: what this node knows.  The engine offers no view of remote
+ * requests yet, so these are the requests made on this node. */
+static void
+session_locks(struct local_session *s)
+{
+	dm_engine_visit_local_locks(dmd_daemon_engine(s->daemon), status_visit_lock,
+	    &(struct lock_visit){ .session = s, .with_node = true });
+	session_write_reply(s, &(struct lp_reply){ .type = LP_R_END });
+}
+
+static void
+session_leave(struct local_session *s)
+{
+	struct dm_engine_stats st;
+
+	if (!session_roster_allowed(s, "leave"))
+		return;
+	dm_engine_get_stats(dmd_daemon_engine(s->daemon), &st);
+	log_notice("local client pid %ld uid %ld asked this node to leave the cluster",
+	    (long)s->cred.pid, (long)s->cred.uid);
+	struct dm_event ev = { .type = DM_EV_LEAVE };
+	int r = dmd_daemon_step(s->daemon, &ev);
+	if (r == -EALREADY) {
+		session_write_error(s, NULL, LP_E_BAD_STATE,
+		    "this node is already leaving, or has not joined yet");
+		return;
+	}
+	if (r < 0) {
+		session_write_error(s, NULL, LP_E_INTERNAL, strerror(-r));
+		return;
+	}
+	char text[LP_REPLY_MAX + LP_ARG_MAX];
+	snprintf(text, sizeof(text), "node %s is leaving the cluster (%zu other member(s) to "
+	    "acknowledge); dmlockd exits when done", dmd_daemon_node(s->daemon),
+	    st.roster_size > 0 ? st.roster_size - 1 : 0);
+	session_info(s, text);
+}
+
+static void
+session_remove_node(struct local_session *s, const struct lp_request *lr)
+{
+	char text[LP_REPLY_MAX + LP_ARG_MAX];
+
+	if (!session_roster_allowed(s, "remove"))
+		return;
+	struct dm_event ev = { .type = DM_EV_REMOVE_NODE, .u.remove.peer = lr->arg };
+	int r = dmd_daemon_step(s->daemon, &ev);
+	if (r == -ENOENT) {
+		snprintf(text, sizeof(text), "no node '%s' in the roster of %s (see dmlock status)",
+		    lr->arg, dmd_daemon_node(s->daemon));
+		session_write_error(s, NULL, LP_E_UNKNOWN_NODE, text);
+		return;
+	}
+	if (r == -EINVAL) {
+		snprintf(text, sizeof(text), "'%s' is this node: use dmlock leave", lr->arg);
+		session_write_error(s, NULL, LP_E_BAD_NODE, text);
+		return;
+	}
+	if (r < 0) {
+		session_write_error(s, NULL, LP_E_INTERNAL, strerror(-r));
+		return;
+	}
+	log_full(LOG_LEVEL_NOTICE, &(struct log_fields){ .peer = lr->arg },
+	    "local client pid %ld uid %ld removed the node from the roster", (long)s->cred.pid,
+	    (long)s->cred.uid);
+	snprintf(text, sizeof(text), "removal of node %s announced to the cluster", lr->arg);
+	session_info(s, text);
+}
+
+static void
+session_join(struct local_session *s, const struct lp_request *lr)
+{
+	char text[LP_REPLY_MAX + LP_ARG_MAX];
+
+	if (!session_roster_allowed(s, "join"))
+		return;
+	/* The engine takes its sponsor only from the configuration. */
+	snprintf(text, sizeof(text), "joining at run time is not supported by this daemon: "
+	    "set [cluster] sponsor = %s in dmlockd.conf and restart dmlockd", lr->arg);
+	session_write_error(s, NULL, LP_E_UNSUPPORTED, text);
 }
 
 /* ---- input --------------------------------------------------------------- */
@@ -289,6 +490,18 @@ session_line(struct local_session *s, const char *line, size_t len)
 		break;
 	case LP_PING:
 		session_write_reply(s, &(struct lp_reply){ .type = LP_R_PONG });
+		break;
+	case LP_LOCKS:
+		session_locks(s);
+		break;
+	case LP_LEAVE:
+		session_leave(s);
+		break;
+	case LP_REMOVE:
+		session_remove_node(s, &req);
+		break;
+	case LP_JOIN:
+		session_join(s, &req);
 		break;
 	}
 }
@@ -412,6 +625,7 @@ local_session_free(struct local_session *s)
 		}
 		bufferevent_free(s->bev);
 	}
+	free(s->groups);
 	free(s);
 	return NULL;
 }
@@ -458,6 +672,38 @@ local_session_cred(const struct local_session *s)
 	return &s->cred;
 }
 
+/* The sentence sent with DENIED: what happened and what to do. */
+static void
+session_deny_text(const struct local_session *s, const struct dmd_request *req, int err,
+    char *text, size_t size)
+{
+	switch (err) {
+	case -EOPNOTSUPP:
+		snprintf(text, size, "%s locks are not supported by algorithm %s (use an "
+		    "exclusive lock, or a cluster algorithm with shared mode)",
+		    req->mode == DM_MODE_SHARED ? "shared" : "these",
+		    dmd_daemon_algorithm(s->daemon));
+		break;
+	case -EAGAIN:
+		snprintf(text, size, "node %s is not serving locks yet (joining the cluster); "
+		    "retry later", dmd_daemon_node(s->daemon));
+		break;
+	case -ESHUTDOWN:
+		snprintf(text, size, "node %s is leaving the cluster or was removed from it",
+		    dmd_daemon_node(s->daemon));
+		break;
+	case -EBUSY:
+		snprintf(text, size, "the lock is held");
+		break;
+	case -ETIMEDOUT:
+		snprintf(text, size, "the wait expired before the lock was granted");
+		break;
+	default:
+		snprintf(text, size, "%s", strerror(err < 0 ? -err : err));
+		break;
+	}
+}
+
 void
 local_session_deliver(struct dmd_request *req, const struct dm_effect *fx)
 {
@@ -491,7 +737,10 @@ local_session_deliver(struct dmd_request *req, const struct dm_effect *fx)
 		int err = fx->type == DM_FX_DENY ? fx->u.deny.error : fx->u.lost.reason;
 		rep.type = fx->type == DM_FX_DENY ? LP_R_DENIED : LP_R_LOST;
 		rep.error = err;
-		snprintf(text, sizeof(text), "%s", strerror(err < 0 ? -err : err));
+		if (fx->type == DM_FX_DENY)
+			session_deny_text(s, req, err, text, sizeof(text));
+		else
+			snprintf(text, sizeof(text), "%s", strerror(err < 0 ? -err : err));
 		rep.text = text;
 		rep.text_len = strlen(text);
 		if (fx->type == DM_FX_LOST)

@@ -42,7 +42,6 @@
  *  - Shared mode is not offered (DM_CAP_SHARED unset).
  */
 #include <errno.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "algo_rcv.h"
@@ -367,17 +366,6 @@ rcv_after_order(struct dm_engine *e, struct dm_lock *l, uint16_t k, bool try_onc
 
 	if (i < 0)
 		return;
-#ifdef RCV_DEBUG
-	{
-		char buf[512];
-		size_t o = 0;
-		o += (size_t)snprintf(buf + o, sizeof(buf) - o, "rcv: ordered r%u: NONL", k);
-		for (uint16_t q = 0; q < s->t.n_nonl && o < sizeof(buf) - 32; q++)
-			o += (size_t)snprintf(buf + o, sizeof(buf) - o, " r%u/%llu", s->t.nonl[q],
-			    (unsigned long long)s->t.latest[s->t.nonl[q]]);
-		dm_log(e, DM_LOG_NOTICE, buf, l, DM_SLOT_NONE);
-	}
-#endif
 	if (i == 0) {
 		/* Highest_Priority: "send the EM to node k" */
 		if (k == n->self_rank)
