@@ -19,6 +19,10 @@ int cmd_run(int argc, char *argv[]);
 int cmd_status(int argc, char *argv[]);
 int cmd_ping(int argc, char *argv[]);
 int cmd_name(int argc, char *argv[]);
+int cmd_locks(int argc, char *argv[]);
+int cmd_leave(int argc, char *argv[]);
+int cmd_remove(int argc, char *argv[]);
+int cmd_join(int argc, char *argv[]);
 
 /* Help texts (usage.c).  usage_for() returns NULL for an unknown name. */
 const char *usage_for(const char *subcommand);

@@ -7,7 +7,7 @@ dmlock_SOURCES = \
 	dmlock-cli/run.c dmlock-cli/run_options.c dmlock-cli/run_options.h \
 	dmlock-cli/child.c dmlock-cli/child.h \
 	dmlock-cli/lock_name.c dmlock-cli/lock_name.h dmlock-cli/sha256.c dmlock-cli/sha256.h \
-	dmlock-cli/name_cmd.c \
+	dmlock-cli/name_cmd.c dmlock-cli/admin.c \
 	dmlock-cli/status.c dmlock-cli/status_report.c dmlock-cli/status_report.h
 dmlock_LDADD = libdmlock.la
 

@@ -21,6 +21,10 @@ static const struct subcommand {
 	{ "status",	cmd_status },
 	{ "ping",	cmd_ping },
 	{ "name",	cmd_name },
+	{ "locks",	cmd_locks },
+	{ "leave",	cmd_leave },
+	{ "remove",	cmd_remove },
+	{ "join",	cmd_join },
 	{ "help",	cmd_help },
 };
 

@@ -44,9 +44,10 @@ static int64_t monotonic_ms(void)
 }
 
 /* Exit status and message for a failed acquire. */
-static int acquire_failed(const struct run_options *o, int err)
+static int acquire_failed(const struct run_options *o, struct dmlock_conn *conn, int err)
 {
 	char doing[DMLOCK_NAME_MAX + 64];
+	const char *why = dmlock_conn_message(conn);
 
 	switch (err) {
 	case -EBUSY:
@@ -68,9 +69,14 @@ static int acquire_failed(const struct run_options *o, int err)
 			  "without spaces)", o->name, DMLOCK_NAME_MAX);
 		return DMLOCK_EXIT_USAGE;
 	case -EOPNOTSUPP:
-		cli_error("dmlockd's lock algorithm does not support %s locks (drop -s, or choose another "
-			  "algorithm in dmlockd.conf)", o->mode == DMLOCK_SHARED ? "shared" : "exclusive");
+		cli_error("dmlockd's lock algorithm %s does not support %s locks (drop -s, or choose "
+			  "another algorithm in dmlockd.conf)", dmlock_conn_algorithm(conn),
+			  o->mode == DMLOCK_SHARED ? "shared" : "exclusive");
 		return DMLOCK_EXIT_UNAVAILABLE;
+	case -EACCES:
+		cli_error("dmlockd denied %s lock %s to this user: %s", o->mode == DMLOCK_SHARED ?
+			  "shared" : "exclusive", o->name, why[0] != '\0' ? why : "permission denied");
+		return DMLOCK_EXIT_NOPERM;
 	default:
 		break;
 	}
@@ -285,7 +291,7 @@ int cmd_run(int argc, char *argv[])
 		return r;
 	r = dmlock_acquire(s.conn, opts.name, opts.mode, opts.timeout_ms, &s.lock);
 	if (r < 0) {
-		r = acquire_failed(&opts, r);
+		r = acquire_failed(&opts, s.conn, r);
 		goto out;
 	}
 	r = run_command(&s);

@@ -125,6 +125,28 @@ out:
 	return r;
 }
 
+/* Each peer's link as dmlockd sees it: state, last contact, round trip. */
+static int print_peer_pings(struct dmlock_conn *conn)
+{
+	struct status_report report;
+	char *text = NULL;
+	int r;
+
+	r = dmlock_status(conn, &text);
+	if (r < 0)
+		return cli_daemon_error(r, "asking dmlockd about its peers");
+	r = status_report_parse(text, &report);
+	free(text);
+	if (r < 0) {
+		cli_error("cannot read dmlockd's status: %s", strerror(-r));
+		return DMLOCK_EXIT_SOFTWARE;
+	}
+	if (status_report_print_peer_pings(&report, stdout) == 0)
+		printf("no peers: node %s is a one-node cluster\n", dmlock_conn_node(conn));
+	status_report_done(&report);
+	return 0;
+}
+
 int cmd_ping(int argc, char *argv[])
 {
 	struct query_options o;
@@ -159,6 +181,9 @@ int cmd_ping(int argc, char *argv[])
 		printf("%ld pings: min/avg/max = %" PRId64 ".%03" PRId64 "/%" PRId64 ".%03" PRId64
 		       "/%" PRId64 ".%03" PRId64 " ms\n", o.count, best / 1000, best % 1000,
 		       total / o.count / 1000, total / o.count % 1000, worst / 1000, worst % 1000);
+	r = print_peer_pings(conn);
+	if (r != 0)
+		goto out;
 	r = fflush(stdout) == 0 ? DMLOCK_EXIT_OK : DMLOCK_EXIT_FAILURE;
 out:
 	dmlock_close(conn);

@@ -17,6 +17,9 @@
 #define NODE_FIELDS 6
 #define PEER_FIELDS 4
 #define LOCK_FIELDS 9
+#define CAPS_FIELDS 3
+#define PEER_LINK_FIELDS 6	/* with last contact and round trip */
+#define LOCKS_FIELDS 10		/* LOCKS answer: with the node */
 
 int status_report_parse(const char *text, struct status_report *ret)
 {
@@ -114,6 +117,26 @@ static size_t count_kind(const struct status_report *r, const char *kind, unsign
 	return n;
 }
 
+/* "1.2s ago" / "-" from a PEER line's contact field (ms). */
+static void peer_contact_text(const struct status_line *l, char *buf, size_t size)
+{
+	snprintf(buf, size, "-");
+	if (l->n_fields >= PEER_LINK_FIELDS && is_decimal(l->field[4])) {
+		uint64_t ms = strtoull(l->field[4], NULL, 10);
+		snprintf(buf, size, "%" PRIu64 ".%01" PRIu64 "s ago", ms / 1000, (ms % 1000) / 100);
+	}
+}
+
+/* "0.345 ms" / "-" from a PEER line's round-trip field (us). */
+static void peer_rtt_text(const struct status_line *l, char *buf, size_t size)
+{
+	snprintf(buf, size, "-");
+	if (l->n_fields >= PEER_LINK_FIELDS && is_decimal(l->field[5])) {
+		uint64_t us = strtoull(l->field[5], NULL, 10);
+		snprintf(buf, size, "%" PRIu64 ".%03" PRIu64 " ms", us / 1000, us % 1000);
+	}
+}
+
 void status_report_print_text(const struct status_report *r, const char *socket_path,
     uint64_t now_ms, FILE *out)
 {
@@ -125,17 +148,28 @@ void status_report_print_text(const struct status_report *r, const char *socket_
 			fprintf(out, "algorithm: %s\n", l->field[2]);
 			fprintf(out, "roster:    %s node(s), epoch %s\n", l->field[4], l->field[5]);
 		}
+		if (is_kind(l, "CAPS", CAPS_FIELDS))
+			fprintf(out, "modes:     %s\n", strcmp(l->field[2], "shared") == 0 ?
+				"exclusive and shared" : strcmp(l->field[2], "exclusive-only") == 0 ?
+				"exclusive only (shared requests are refused)" :
+				"unknown (this dmlockd cannot tell whether shared locks are supported)");
 	}
 	fprintf(out, "socket:    %s\n", socket_path);
 
 	fprintf(out, "\npeers (%zu):\n", count_kind(r, "PEER", PEER_FIELDS));
 	if (count_kind(r, "PEER", PEER_FIELDS) > 0)
-		fprintf(out, "  %-24s %-32s %s\n", "NAME", "ADDRESS", "LINK");
+		fprintf(out, "  %-24s %-32s %-5s %14s %10s\n", "NAME", "ADDRESS", "LINK",
+			"LAST CONTACT", "RTT");
 	for (size_t i = 0; i < r->n_lines; i++) {
 		const struct status_line *l = &r->lines[i];
+		char contact[32], rtt[32];
 
-		if (is_kind(l, "PEER", PEER_FIELDS))
-			fprintf(out, "  %-24s %-32s %s\n", l->field[1], l->field[2], l->field[3]);
+		if (!is_kind(l, "PEER", PEER_FIELDS))
+			continue;
+		peer_contact_text(l, contact, sizeof(contact));
+		peer_rtt_text(l, rtt, sizeof(rtt));
+		fprintf(out, "  %-24s %-32s %-5s %14s %10s\n", l->field[1], l->field[2], l->field[3],
+			contact, rtt);
 	}
 
 	fprintf(out, "\nlocks on this node (%zu):\n", count_kind(r, "LOCK", LOCK_FIELDS));
@@ -212,6 +246,18 @@ void status_report_print_json(const struct status_report *r, const char *socket_
 	}
 	fputs(sep, out);
 
+	fputs(",\"shared_supported\":", out);
+	sep = "null";
+	for (size_t i = 0; i < r->n_lines; i++) {
+		const struct status_line *l = &r->lines[i];
+
+		if (!is_kind(l, "CAPS", CAPS_FIELDS))
+			continue;
+		sep = strcmp(l->field[2], "shared") == 0 ? "true" :
+		      strcmp(l->field[2], "exclusive-only") == 0 ? "false" : "null";
+	}
+	fputs(sep, out);
+
 	fputs(",\"peers\":[", out);
 	sep = "";
 	for (size_t i = 0; i < r->n_lines; i++) {
@@ -228,6 +274,10 @@ void status_report_print_json(const struct status_report *r, const char *socket_
 			json_string(out, l->field[2]);
 		fputs(",\"link\":", out);
 		json_string(out, l->field[3]);
+		fputs(",\"last_contact_ms\":", out);
+		json_number(out, l->n_fields >= PEER_LINK_FIELDS ? l->field[4] : "-");
+		fputs(",\"rtt_us\":", out);
+		json_number(out, l->n_fields >= PEER_LINK_FIELDS ? l->field[5] : "-");
 		fputc('}', out);
 		sep = ",";
 	}
@@ -265,4 +315,93 @@ void status_report_print_json(const struct status_report *r, const char *socket_
 		sep = ",";
 	}
 	fputs("]}\n", out);
+}
+
+void status_report_print_locks_text(const struct status_report *r, const char *node,
+    uint64_t now_ms, FILE *out)
+{
+	size_t n = count_kind(r, "LOCK", LOCKS_FIELDS);
+
+	fprintf(out, "locks known to node %s (%zu; this dmlockd sees only its own node's requests):\n",
+		node, n);
+	if (n > 0)
+		fprintf(out, "  %-32s %-9s %-7s %-16s %10s %12s %8s %6s\n", "NAME", "MODE", "STATE",
+			"NODE", "TOKEN", "SINCE", "PID", "UID");
+	for (size_t i = 0; i < r->n_lines; i++) {
+		const struct status_line *l = &r->lines[i];
+		char since[32] = "-";
+		int64_t age;
+
+		if (!is_kind(l, "LOCK", LOCKS_FIELDS))
+			continue;
+		age = age_ms(l->field[5], now_ms);
+		if (age >= 0)
+			snprintf(since, sizeof(since), "%" PRId64 ".%01" PRId64 "s ago", age / 1000,
+				 (age % 1000) / 100);
+		fprintf(out, "  %-32s %-9s %-7s %-16s %10s %12s %8s %6s\n", l->field[1],
+			mode_word(l->field[2]), l->field[3], l->field[9],
+			strcmp(l->field[4], "0") == 0 ? "-" : l->field[4], since, l->field[6], l->field[7]);
+	}
+}
+
+void status_report_print_locks_json(const struct status_report *r, const char *node,
+    uint64_t now_ms, FILE *out)
+{
+	const char *sep = "";
+
+	fputs("{\"node\":", out);
+	json_string(out, node);
+	fputs(",\"scope\":\"local\",\"locks\":[", out);
+	for (size_t i = 0; i < r->n_lines; i++) {
+		const struct status_line *l = &r->lines[i];
+		int64_t age;
+
+		if (!is_kind(l, "LOCK", LOCKS_FIELDS))
+			continue;
+		fprintf(out, "%s{\"name\":", sep);
+		json_string(out, l->field[1]);
+		fputs(",\"mode\":", out);
+		json_string(out, mode_word(l->field[2]));
+		fputs(",\"state\":", out);
+		json_string(out, l->field[3]);
+		fputs(",\"node\":", out);
+		json_string(out, l->field[9]);
+		fputs(",\"token\":", out);
+		json_number(out, l->field[4]);
+		fputs(",\"since_boottime_ms\":", out);
+		json_number(out, l->field[5]);
+		age = age_ms(l->field[5], now_ms);
+		if (age >= 0)
+			fprintf(out, ",\"age_ms\":%" PRId64, age);
+		else
+			fputs(",\"age_ms\":null", out);
+		fputs(",\"pid\":", out);
+		json_number(out, l->field[6]);
+		fputs(",\"uid\":", out);
+		json_number(out, l->field[7]);
+		fputs(",\"request_id\":", out);
+		json_string(out, l->field[8]);
+		fputc('}', out);
+		sep = ",";
+	}
+	fputs("]}\n", out);
+}
+
+size_t status_report_print_peer_pings(const struct status_report *r, FILE *out)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < r->n_lines; i++) {
+		const struct status_line *l = &r->lines[i];
+		char contact[32], rtt[32];
+
+		if (!is_kind(l, "PEER", PEER_FIELDS) || strcmp(l->field[3], "self") == 0)
+			continue;
+		peer_contact_text(l, contact, sizeof(contact));
+		peer_rtt_text(l, rtt, sizeof(rtt));
+		fprintf(out, "peer %s (%s): link %s, last contact %s, round trip %s\n", l->field[1],
+			l->field[2], l->field[3], contact, rtt);
+		n++;
+	}
+	return n;
 }

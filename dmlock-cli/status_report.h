@@ -34,4 +34,16 @@ void status_report_print_text(const struct status_report *r, const char *socket_
 void status_report_print_json(const struct status_report *r, const char *socket_path,
     uint64_t now_ms, FILE *out);
 
+/* The answer to LOCKS (LOCK lines with a node field); node is this
+ * daemon's node name (for the text header). */
+void status_report_print_locks_text(const struct status_report *r, const char *node,
+    uint64_t now_ms, FILE *out);
+void status_report_print_locks_json(const struct status_report *r, const char *node,
+    uint64_t now_ms, FILE *out);
+
+/* `dmlock ping`'s per-peer lines from a STATUS block: link state, last
+ * contact and round trip of each peer (self left out).  Returns the number
+ * of peers printed. */
+size_t status_report_print_peer_pings(const struct status_report *r, FILE *out);
+
 #endif /* DMLOCK_CLI_STATUS_REPORT_H */

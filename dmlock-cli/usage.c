@@ -16,8 +16,12 @@ static const char usage_main[] =
 	"Commands:\n"
 	"  run [OPTIONS] -- CMD [ARGS...]  run CMD while holding a lock\n"
 	"  status [--json]                 show this node, its peers and its locks\n"
-	"  ping [-c COUNT]                 measure the round trip to dmlockd\n"
+	"  locks [--json]                  list the locks this node knows about\n"
+	"  ping [-c COUNT]                 round trip to dmlockd; each peer's link\n"
 	"  name -- CMD [ARGS...]           print the lock name run would derive\n"
+	"  leave [--no-wait]               leave the cluster and stop dmlockd (root)\n"
+	"  remove NODE                     remove a dead NODE from the roster (root)\n"
+	"  join NAME@HOST:PORT             join a cluster through a sponsor (root)\n"
 	"  help [COMMAND]                  show help for COMMAND\n"
 	"\n"
 	"Options:\n"
@@ -60,15 +64,49 @@ static const char usage_run[] =
 
 static const char usage_status[] =
 	"Usage: dmlock status [--json] [-S PATH]\n"
-	"Show this node, its algorithm, the roster with each peer's link state and\n"
-	"the locks held and waited for on this node.\n"
+	"Show this node, its algorithm and whether it supports shared locks, the\n"
+	"roster with each peer's link state, last contact and round trip, and the\n"
+	"locks held and waited for on this node.\n"
 	"\n"
 	"  -j, --json          print one JSON object\n"
 	"  -S, --socket PATH   dmlockd's socket\n";
 
+static const char usage_locks[] =
+	"Usage: dmlock locks [--json] [-S PATH]\n"
+	"List the locks this node knows about: name, mode, state, node, token, holder.\n"
+	"This dmlockd reports only requests made on its own node.\n"
+	"\n"
+	"  -j, --json          print one JSON object\n"
+	"  -S, --socket PATH   dmlockd's socket\n";
+
+static const char usage_leave[] =
+	"Usage: dmlock leave [--no-wait] [-S PATH]\n"
+	"Make this node leave the cluster gracefully; dmlockd stops when the other\n"
+	"members have acknowledged.  Locks held on this node are lost.  Needs root or\n"
+	"an [access] roster entry in dmlockd.conf.\n"
+	"\n"
+	"      --no-wait       do not wait for dmlockd to stop\n"
+	"  -S, --socket PATH   dmlockd's socket\n";
+
+static const char usage_remove[] =
+	"Usage: dmlock remove [-S PATH] NODE\n"
+	"Remove NODE (a dead member) from the cluster's roster.  Needs root or an\n"
+	"[access] roster entry in dmlockd.conf.\n"
+	"\n"
+	"  -S, --socket PATH   dmlockd's socket\n";
+
+static const char usage_join[] =
+	"Usage: dmlock join [-S PATH] NAME@HOST:PORT\n"
+	"Join a running cluster through the member NAME at HOST:PORT.  Needs root or an\n"
+	"[access] roster entry.  A dmlockd that cannot join at run time says so: then\n"
+	"set [cluster] sponsor in dmlockd.conf and restart it.\n"
+	"\n"
+	"  -S, --socket PATH   dmlockd's socket\n";
+
 static const char usage_ping[] =
 	"Usage: dmlock ping [-c COUNT] [-S PATH]\n"
-	"Measure the round trip to dmlockd COUNT times (default 1).\n"
+	"Measure the round trip to dmlockd COUNT times (default 1), then show each\n"
+	"peer's link state, last contact and round trip as dmlockd measured them.\n"
 	"\n"
 	"  -c, --count COUNT   pings to send\n"
 	"  -S, --socket PATH   dmlockd's socket\n";
@@ -82,7 +120,8 @@ static const char usage_name[] =
 
 static const char usage_help[] =
 	"Usage: dmlock help [COMMAND]\n"
-	"Show help for COMMAND (run, status, ping, name), or the overview.\n";
+	"Show help for COMMAND (run, status, locks, ping, name, leave, remove, join),\n"
+	"or the overview.\n";
 
 const char *usage_for(const char *subcommand)
 {
@@ -94,6 +133,10 @@ const char *usage_for(const char *subcommand)
 		{ "status", usage_status },
 		{ "ping", usage_ping },
 		{ "name", usage_name },
+		{ "locks", usage_locks },
+		{ "leave", usage_leave },
+		{ "remove", usage_remove },
+		{ "join", usage_join },
 		{ "help", usage_help },
 	};
 

@@ -64,8 +64,18 @@ glue_peer_add(void *ctx, const char *name, const char *address)
 	struct dmd_cluster *c = ctx;
 	int r = peer_transport_add_peer(c->transport, name,
 	    address != NULL && address[0] != '\0' ? address : NULL);
-	if (r < 0 && r != -EINVAL)
+	if (r < 0 && r != -EINVAL) {
 		log_warning_errno(r, "cannot link to peer %s at %s", name, address ? address : "-");
+		return;
+	}
+	/* The link may have come up before the engine knew the peer (a
+	 * sponsor's link, up before the roster naming it arrived): tell the
+	 * engine now.  We are inside an effect, so the step is deferred. */
+	struct peer_transport_peer_info info;
+	if (peer_transport_peer_info(c->transport, name, &info) == 0 && info.link_up) {
+		struct dm_event ev = { .type = DM_EV_LINK_UP, .u.link.peer = name };
+		(void)dmd_daemon_step(c->daemon, &ev);
+	}
 }
 
 static void
@@ -75,10 +85,24 @@ glue_peer_remove(void *ctx, const char *name)
 	(void)peer_transport_remove_peer(c->transport, name);
 }
 
+static int
+glue_peer_info(void *ctx, const char *name, struct dmd_peer_link_info *ret)
+{
+	struct dmd_cluster *c = ctx;
+	struct peer_transport_peer_info info;
+	int r = peer_transport_peer_info(c->transport, name, &info);
+	if (r < 0)
+		return r;
+	*ret = (struct dmd_peer_link_info){ .link_up = info.link_up,
+	    .last_contact_ms = info.last_contact_ms, .rtt_us = info.rtt_us };
+	return 0;
+}
+
 static const struct dmd_transport_ops glue_ops = {
 	.send = glue_send,
 	.peer_add = glue_peer_add,
 	.peer_remove = glue_peer_remove,
+	.peer_info = glue_peer_info,
 };
 
 static void

@@ -474,7 +474,8 @@ session_line(struct local_session *s, const char *line, size_t len)
 
 	if (lp_request_parse(line, len, &req, &code) < 0) {
 		session_fail_line(s, req.id[0] != '\0' ? req.id : NULL, code,
-		    code == LP_E_UNKNOWN_VERB ? "unknown verb" : "malformed request");
+		    code == LP_E_UNKNOWN_VERB ? "unknown verb" : code == LP_E_BAD_NODE ?
+		    "expected REMOVE NODE or JOIN NODE@HOST:PORT" : "malformed request");
 		return;
 	}
 	switch (req.verb) {
@@ -739,6 +740,12 @@ local_session_deliver(struct dmd_request *req, const struct dm_effect *fx)
 		rep.error = err;
 		if (fx->type == DM_FX_DENY)
 			session_deny_text(s, req, err, text, sizeof(text));
+		else if (err == -ESHUTDOWN)
+			snprintf(text, sizeof(text), "node %s left the cluster or was removed from it",
+			    dmd_daemon_node(s->daemon));
+		else if (err == -ETIMEDOUT)
+			snprintf(text, sizeof(text), "the lease of node %s ran out (cut off from "
+			    "the cluster?)", dmd_daemon_node(s->daemon));
 		else
 			snprintf(text, sizeof(text), "%s", strerror(err < 0 ? -err : err));
 		rep.text = text;

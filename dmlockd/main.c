@@ -53,6 +53,7 @@ struct dmd_main {
 	struct event_base	*base;
 	struct dmd_daemon	*daemon;
 	struct dmd_cluster	*cluster;
+	struct local_server	*server;
 	struct dmd_config	*config;	/* NULL: standalone */
 	struct event		*status_timer;
 	struct event		*leave_timer;
@@ -297,6 +298,8 @@ on_reload_signal(evutil_socket_t sig, short what, void *arg)
 	}
 	if (m->cluster != NULL && dmd_cluster_reload_tls(m->cluster, fresh) < 0)
 		log_error("TLS files not reloaded; keeping the old ones");
+	if (m->server != NULL)
+		local_server_set_acl(m->server, config_take_acl(fresh));	/* [access] */
 	if (str_differs(fresh->node_name, m->config->node_name) ||
 	    str_differs(fresh->cluster, m->config->cluster) ||
 	    str_differs(fresh->algorithm, m->config->algorithm) ||
@@ -367,20 +370,27 @@ socket_path_for(const struct dmd_main *m, int listen_fd, char *path, size_t size
 	return 0;
 }
 
-/* Give the socket the configured group, unless it already has it. */
+/* Give the socket the configured group (default: "dmlock" when that group
+ * exists and we run as root), unless it already has it. */
 static int
 apply_socket_group(const struct dmd_config *c, const char *path, int listen_fd)
 {
-	if (c == NULL || c->socket_group == NULL || c->socket_group[0] == '\0' || listen_fd >= 0)
+	const char *name = c != NULL ? c->socket_group : NULL;
+	if (listen_fd >= 0)
 		return 0;
-	struct group *g = getgrnam(c->socket_group);
+	if (name == NULL || name[0] == '\0') {
+		if (geteuid() != 0 || getgrnam("dmlock") == NULL)
+			return 0;
+		name = "dmlock";
+	}
+	struct group *g = getgrnam(name);
 	if (g == NULL)
-		return log_error_errno(ENOENT, "[local] socket_group: no group '%s'", c->socket_group);
+		return log_error_errno(ENOENT, "[local] socket_group: no group '%s'", name);
 	struct stat st;
 	if (stat(path, &st) == 0 && st.st_gid == g->gr_gid)
 		return 0;
 	if (chown(path, (uid_t)-1, g->gr_gid) < 0)
-		return log_error_errno(errno, "cannot give %s to group %s", path, c->socket_group);
+		return log_error_errno(errno, "cannot give %s to group %s", path, name);
 	return 0;
 }
 
@@ -481,6 +491,8 @@ run(const struct options *o)
 	r = apply_socket_group(m.config, path, listen_fd);
 	if (r < 0)
 		goto out;
+	m.server = server;
+	local_server_set_acl(server, config_take_acl(m.config));	/* [access] */
 
 	m.status_timer = event_new(m.base, -1, EV_PERSIST, on_status_timer, &m);
 	m.leave_timer = evtimer_new(m.base, on_leave_timeout, &m);

@@ -33,6 +33,7 @@ struct peer_link {
 	SSL			*ssl;		/* owned by bev */
 	enum link_state		 state;
 	bool			 outbound;
+	bool			 forgot_session;	/* our HELLO tells the peer we lost its session */
 	char			 remote[DM_ADDRESS_MAX + 1];
 	dm_msec_t		 started_ms, last_rx_ms, last_tx_ms;
 	TAILQ_ENTRY(peer_link)	 entry;
@@ -52,6 +53,11 @@ struct peer {
 	uint64_t		 data_frames_sent;
 	uint64_t		 data_frames_resent;
 	uint64_t		 highest_written;	/* newest seq ever written (resend stats) */
+	/* Round trip: one DATA frame at a time is timed to its ACK. */
+	uint64_t		 rtt_probe_seq;		/* 0: none in flight */
+	uint64_t		 rtt_probe_sent_us;
+	int64_t			 rtt_us;		/* last sample, -1: none yet */
+	dm_msec_t		 last_contact_ms;	/* peer_now_ms() of its last frame, 0: never */
 	TAILQ_ENTRY(peer)	 entry;
 };
 
@@ -83,6 +89,7 @@ struct peer_transport {
 
 /* peer_transport.c */
 dm_msec_t peer_now_ms(void);
+uint64_t peer_now_us(void);	/* the same clock in microseconds */
 struct peer *peer_find(const struct peer_transport *t, const char *name);
 struct peer *peer_create(struct peer_transport *t, const char *name, const char *address);
 void peer_schedule_dial(struct peer *p);

@@ -221,7 +221,9 @@ link_send_hello(struct peer_link *link, const struct peer *p)
 
 	f.u.hello.version = FRAME_PROTOCOL_VERSION;
 	f.u.hello.incarnation = t->incarnation;
-	f.u.hello.your_incarnation = p != NULL ? p->session.peer_incarnation : 0;
+	/* your_incarnation 0 says "I have no session with you": the peer then
+	 * starts a new one too (see link_handle_hello). */
+	f.u.hello.your_incarnation = p != NULL && !link->forgot_session ? p->session.peer_incarnation : 0;
 	f.u.hello.last_received = p != NULL ? p->session.last_received : 0;
 	snprintf(f.u.hello.name, sizeof(f.u.hello.name), "%s", t->self);
 	snprintf(f.u.hello.cluster, sizeof(f.u.hello.cluster), "%s", t->cluster);
@@ -280,10 +282,17 @@ peer_link_flush(struct peer_link *link)
 		bufferevent_write(link->bev, m->data, m->len);
 		peer_session_mark_sent(&p->session);
 		p->data_frames_sent++;
-		if (m->seq <= p->highest_written)
+		if (m->seq <= p->highest_written) {
 			p->data_frames_resent++;
-		else
+			if (m->seq == p->rtt_probe_seq)
+				p->rtt_probe_seq = 0;	/* a resend: no clean sample */
+		} else {
 			p->highest_written = m->seq;
+			if (p->rtt_probe_seq == 0) {
+				p->rtt_probe_seq = m->seq;
+				p->rtt_probe_sent_us = peer_now_us();
+			}
+		}
 		link->last_tx_ms = peer_now_ms();
 	}
 }
@@ -393,13 +402,36 @@ link_handle_hello(struct peer_link *link, const struct frame_hello *h)
 		p->highest_written = 0;
 		p->down_deferred = false;
 	}
+	/* The same process as before, but it no longer knows our session: it
+	 * dropped it (it removed this node from its roster, or we were cut off
+	 * long enough).  Messages queued for the old session are stale: start
+	 * a new session, numbering from 1 both ways. */
+	bool had_session = p->session.last_queued != 0 || p->session.last_received != 0;
+	if (!restarted && p->session.peer_incarnation == h->incarnation &&
+	    h->your_incarnation != t->incarnation && had_session) {
+		log_full(LOG_LEVEL_NOTICE, &(struct log_fields){ .peer = p->name },
+		    "peer %s no longer knows our session (it removed this node?): dropping %zu queued "
+		    "messages, new session", p->name, p->session.count);
+		peer_session_reset(&p->session);
+		p->highest_written = 0;
+		had_session = false;
+	}
+	bool knew_peer = p->session.peer_incarnation != 0;
 	p->session.peer_incarnation = h->incarnation;
 
 	their_last = h->your_incarnation == t->incarnation ? h->last_received : 0;
-	if (their_last > p->session.last_queued)
-		return link_refuse(link, h->name, FRAME_BYE_PROTOCOL,
-		    "the peer claims to have received message %" PRIu64 " but only %" PRIu64 " were sent",
-		    their_last, p->session.last_queued);
+	if (their_last > p->session.last_queued) {
+		if (knew_peer || had_session)
+			return link_refuse(link, h->name, FRAME_BYE_PROTOCOL,
+			    "the peer claims to have received message %" PRIu64 " but only %" PRIu64
+			    " were sent", their_last, p->session.last_queued);
+		/* We dropped our session with it (we removed it) and it does not
+		 * know: our HELLO says so, and both sides start afresh. */
+		log_full(LOG_LEVEL_NOTICE, &(struct log_fields){ .peer = p->name },
+		    "peer %s resumes a session this node dropped: starting a new one", p->name);
+		link->forgot_session = true;
+		their_last = 0;
+	}
 
 	if (p->active != NULL && p->active != link) {
 		struct peer_link *old = p->active;
@@ -485,6 +517,10 @@ link_handle_frame(struct peer_link *link, const struct frame *f)
 		if (peer_session_ack(&p->session, f->u.ack.seq) < 0)
 			return link_protocol_error(link, "ACK %" PRIu64 " for a message never sent",
 			    f->u.ack.seq);
+		if (p->rtt_probe_seq != 0 && f->u.ack.seq >= p->rtt_probe_seq) {
+			p->rtt_us = (int64_t)(peer_now_us() - p->rtt_probe_sent_us);
+			p->rtt_probe_seq = 0;
+		}
 		break;
 	default:
 		break;	/* KEEPALIVE: receiving it was the point */
@@ -531,6 +567,8 @@ link_read_cb(struct bufferevent *bev, void *arg)
 			break;
 		}
 		link->last_rx_ms = peer_now_ms();
+		if (link->peer != NULL)
+			link->peer->last_contact_ms = link->last_rx_ms;
 		link_handle_frame(link, &f);
 		evbuffer_drain(in, total);
 	}

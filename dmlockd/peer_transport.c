@@ -38,6 +38,15 @@ peer_now_ms(void)
 	return (dm_msec_t)ts.tv_sec * 1000 + (dm_msec_t)ts.tv_nsec / 1000000;
 }
 
+uint64_t
+peer_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
 static struct timeval
 ms_to_timeval(dm_msec_t ms)
 {
@@ -147,6 +156,7 @@ peer_create(struct peer_transport *t, const char *name, const char *address)
 	if (p == NULL)
 		return NULL;
 	p->t = t;
+	p->rtt_us = -1;
 	snprintf(p->name, sizeof(p->name), "%s", name);
 	if (address != NULL && (p->address = strdup(address)) == NULL)
 		goto fail;
@@ -597,6 +607,9 @@ peer_transport_peer_info(const struct peer_transport *t, const char *name,
 		.links_established = p->links_established,
 		.data_frames_sent = p->data_frames_sent,
 		.data_frames_resent = p->data_frames_resent,
+		.last_contact_ms = p->last_contact_ms != 0 ? (int64_t)(peer_now_ms() -
+		    p->last_contact_ms) : -1,
+		.rtt_us = p->rtt_us,
 	};
 	return 0;
 }

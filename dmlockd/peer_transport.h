@@ -123,6 +123,8 @@ struct peer_transport_peer_info {
 	uint64_t	 links_established;	/* HELLO exchanges completed */
 	uint64_t	 data_frames_sent;	/* including resends */
 	uint64_t	 data_frames_resent;
+	int64_t		 last_contact_ms;	/* ms since its last frame arrived, -1: never */
+	int64_t		 rtt_us;		/* last DATA -> ACK round trip, -1: none yet */
 };
 /* 0, -ENOENT. */
 int peer_transport_peer_info(const struct peer_transport *t, const char *name,

@@ -54,6 +54,8 @@ struct dmlock_conn {
 	bool		 status_done;
 	char		*status;
 	size_t		 status_len;
+	int		 status_error;	/* ERROR - answered the query instead */
+	char		 message[LP_TEXT_MAX + 1];	/* text of the last DENIED/LOST */
 };
 
 struct dmlock_lock {
@@ -67,6 +69,7 @@ struct dmlock_lock {
 	uint64_t	 token;
 	uint64_t	 deadline;
 	bool		 was_lost;	/* lost before a release was asked */
+	char		 message[LP_TEXT_MAX + 1];	/* text of DENIED/LOST */
 	dmlock_callback_fn *cb;
 	void		*userdata;
 };
@@ -249,6 +252,12 @@ dispatch_terminal(struct dmlock_conn *c, const struct lp_reply *rep, struct dmlo
 		c->n_daemon--;
 	if (l == NULL)
 		return;		/* a lock the caller freed already */
+	if (rep->type == LP_R_DENIED || rep->type == LP_R_LOST) {
+		size_t n = rep->text_len < LP_TEXT_MAX ? rep->text_len : LP_TEXT_MAX;
+		memcpy(l->message, rep->text, n);
+		l->message[n] = '\0';
+		memcpy(c->message, l->message, n + 1);
+	}
 	switch (rep->type) {
 	case LP_R_DENIED:
 		if (l->state == DMLOCK_STATE_PENDING)
@@ -307,8 +316,19 @@ dispatch_line(struct dmlock_conn *c, const char *line, size_t len)
 		/* The library sends only valid lines, so an ERROR names a request
 		 * the daemon refused (limits) or no longer knows (a race with
 		 * LOST); an ERROR without id is about the connection. */
-		if (rep.id[0] == '\0')
+		if (rep.id[0] == '\0') {
+			/* The answer to a query (admin request refused). */
+			if (c->status_active) {
+				c->status_active = false;
+				c->status_done = true;
+				c->status_error = lp_error_errno(rep.code);
+				c->status_len = 0;
+				int r = status_append(c, rep.text, rep.text_len);
+				if (r < 0)
+					return r;
+			}
 			return 0;
+		}
 		l = lock_find(c, rep.id);
 		if (l != NULL && l->state == DMLOCK_STATE_PENDING) {
 			if (c->n_daemon > 0)
@@ -839,8 +859,9 @@ dmlock_ping(struct dmlock_conn *conn, int64_t *ret_rtt_us)
 	return 0;
 }
 
-DMLOCK_EXPORT int
-dmlock_status(struct dmlock_conn *conn, char **ret)
+/* Send req and collect its answer block (or its ERROR - text). */
+static int
+conn_query(struct dmlock_conn *conn, const struct lp_request *req, char **ret)
 {
 	int r;
 
@@ -850,19 +871,22 @@ dmlock_status(struct dmlock_conn *conn, char **ret)
 	conn->status = NULL;
 	conn->status_len = 0;
 	conn->status_done = false;
+	conn->status_error = 0;
 	r = status_append(conn, "", 0);	/* an empty string to start from */
 	if (r < 0)
 		return r;
 	conn->status_len = 0;
 	conn->status[0] = '\0';
-	r = conn_send_request(conn, &(struct lp_request){ .verb = LP_STATUS });
+	r = conn_send_request(conn, req);
 	if (r < 0)
 		return r;
 	conn->status_active = true;
 	uint64_t until = dmlock_now_ms() + DAEMON_GRACE_MS;
 	while (!conn->status_done) {
 		r = conn_wait(conn, until);
-		if (r < 0) {
+		/* The answer may have come in with the end of the connection
+		 * (LEAVE: the daemon exits right after answering). */
+		if (r < 0 && !conn->status_done) {
 			conn->status_active = false;
 			return r;
 		}
@@ -871,5 +895,47 @@ dmlock_status(struct dmlock_conn *conn, char **ret)
 	conn->status = NULL;
 	conn->status_len = 0;
 	conn->status_done = false;
+	return conn->status_error;
+}
+
+DMLOCK_EXPORT int
+dmlock_status(struct dmlock_conn *conn, char **ret)
+{
+	char *text = NULL;
+	int r = conn_query(conn, &(struct lp_request){ .verb = LP_STATUS }, &text);
+	if (r < 0) {
+		free(text);
+		return r;
+	}
+	*ret = text;
 	return 0;
+}
+
+DMLOCK_EXPORT int
+dmlock_query(struct dmlock_conn *conn, const char *request, char **ret)
+{
+	struct lp_request req;
+	enum lp_error code;
+
+	if (conn == NULL || request == NULL || ret == NULL)
+		return -EINVAL;
+	size_t len = strlen(request);
+	if (len > 0 && request[len - 1] == '\n')
+		len--;
+	if (lp_request_parse(request, len, &req, &code) < 0 || !LP_VERB_IS_ADMIN(req.verb))
+		return -EINVAL;
+	*ret = NULL;
+	return conn_query(conn, &req, ret);
+}
+
+DMLOCK_EXPORT const char *
+dmlock_conn_message(const struct dmlock_conn *conn)
+{
+	return conn != NULL ? conn->message : "";
+}
+
+DMLOCK_EXPORT const char *
+dmlock_lock_message(const struct dmlock_lock *lock)
+{
+	return lock != NULL ? lock->message : "";
 }

@@ -222,6 +222,13 @@ int dmlock_lock_error(const struct dmlock_lock *lock);
 uint64_t dmlock_lock_token(const struct dmlock_lock *lock);
 /* Current grant deadline, CLOCK_BOOTTIME ms; 0 = none (or not granted). */
 uint64_t dmlock_lock_deadline(const struct dmlock_lock *lock);
+/* The daemon's explanation of the last DENIED or LOST of lock (e.g. the
+ * access rule that refused it), "" if none; valid while lock lives
+ * (since 1.1). */
+const char *dmlock_lock_message(const struct dmlock_lock *lock);
+/* The same for the most recent DENIED or LOST of any lock of conn, which
+ * outlives the lock (dmlock_acquire() frees a refused lock) (since 1.1). */
+const char *dmlock_conn_message(const struct dmlock_conn *conn);
 const char *dmlock_lock_name(const struct dmlock_lock *lock);
 enum dmlock_mode dmlock_lock_mode(const struct dmlock_lock *lock);
 void *dmlock_lock_userdata(const struct dmlock_lock *lock);
@@ -241,6 +248,21 @@ int dmlock_ping(struct dmlock_conn *conn, int64_t *ret_rtt_us);
  * Returns 0, -ENOMEM, -EPROTO, -ECONNRESET / -EPIPE, -ETIMEDOUT.
  */
 int dmlock_status(struct dmlock_conn *conn, char **ret);
+
+/*
+ * Send one administrative request of dmlock-protocol(7) -- "STATUS",
+ * "LOCKS", "LEAVE", "REMOVE NODE" or "JOIN NODE@HOST:PORT", with or
+ * without a trailing newline -- and wait for its answer (since 1.1).
+ * Returns 0 with the answer block's lines (each ending in '\n') in *ret;
+ * or, when the daemon refused it, a negative code with the daemon's
+ * explanation (one line, no newline) in *ret: -EACCES (access control),
+ * -ENOENT (unknown node), -EINVAL (bad node name), -EALREADY (wrong state,
+ * e.g. already leaving), -EOPNOTSUPP (not supported by this daemon),
+ * -EIO (other).  In both cases the caller frees *ret with free(3).  On
+ * other errors (-EINVAL for a request that is not one of these, -ENOMEM,
+ * -EPROTO, -ECONNRESET / -EPIPE, -ETIMEDOUT) *ret is NULL.
+ */
+int dmlock_query(struct dmlock_conn *conn, const char *request, char **ret);
 
 /* ---- errors --------------------------------------------------------- */
 

@@ -14,6 +14,7 @@ extern const struct dm_algorithm dm_algo_naimi_trehel;
 extern const struct dm_algorithm dm_algo_lamport;
 extern const struct dm_algorithm dm_algo_maekawa;
 extern const struct dm_algorithm dm_algo_rcv;
+extern const struct dm_algorithm dm_algo_hierarchical;
 
 static const struct dm_algorithm *const registry[] = {
 	&dm_algo_ricart_agrawala,
@@ -23,6 +24,7 @@ static const struct dm_algorithm *const registry[] = {
 	&dm_algo_lamport,
 	&dm_algo_maekawa,
 	&dm_algo_rcv,
+	&dm_algo_hierarchical,
 };
 
 static const char *const registry_names[] = {
@@ -33,6 +35,7 @@ static const char *const registry_names[] = {
 	"lamport",
 	"maekawa",
 	"rcv",
+	"hierarchical",
 	NULL,
 };
 

@@ -361,6 +361,22 @@ engine_receive(struct dm_engine *e, const char *peer, const struct dm_msg *m)
 		dm_membership_sponsor_hint(e, peer);
 		if (m->epoch > e->epoch)
 			e->epoch = m->epoch;
+		/* The one exception: a sponsor that already counts us must get
+		 * our permission for the roster lock (we never want it), or no
+		 * sponsor could ever finish our join. */
+		if (m->lock_len == strlen(DM_ROSTER_LOCK) &&
+		    memcmp(m->lock, DM_ROSTER_LOCK, m->lock_len) == 0) {
+			bool transient = from == DM_SLOT_NONE &&
+			    dm_roster_add_member(e, peer, "", m->incarnation, false) == 0;
+			if (transient)
+				from = dm_roster_find(e, peer, strlen(peer));
+			if (from == DM_SLOT_NONE)
+				return 0;
+			r = e->algo->receive(e, dm_table_lock_find(e, m->lock, m->lock_len), from, m);
+			if (transient)
+				dm_roster_erase_quiet(e, from);
+			return r;
+		}
 		return 0;
 	}
 	if (e->membership == DM_MEMBER_RESTARTING || e->membership == DM_MEMBER_LEFT)

@@ -534,11 +534,14 @@ dm_roster_remove_admin(struct dm_engine *e, const char *peer)
 void
 dm_roster_restarted(struct dm_engine *e, const char *peer)
 {
-	/* A new incarnation proves the old one is gone with its state. */
+	/* The event does not say which incarnation came back, and our record
+	 * may already be the new one (added by another sponsor), so it is only
+	 * a hint: the restarted node's JOIN carries its incarnation and is
+	 * judged exactly in on_join(). */
 	dm_slot_t s = dm_roster_find(e, peer, strlen(peer));
 
-	if (s != DM_SLOT_NONE && s != e->self && e->membership == DM_MEMBER_ACTIVE)
-		condemn_restarted(e, s);
+	if (s != DM_SLOT_NONE && s != e->self)
+		dm_log(e, DM_LOG_INFO, "peer restarted; its JOIN will replace it", NULL, s);
 }
 
 /* --- Insertion through a sponsor (§7.2) --- */

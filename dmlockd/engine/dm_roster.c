@@ -110,6 +110,16 @@ dm_roster_erase(struct dm_engine *e, dm_slot_t slot)
 	dm_membership_progress(e);
 }
 
+/* Undo a transient entry that no lock state refers to: no effects. */
+void
+dm_roster_erase_quiet(struct dm_engine *e, dm_slot_t slot)
+{
+	if (slot >= DM_NODES_MAX || !e->nodes[slot].used || slot == e->self)
+		return;
+	memset(&e->nodes[slot], 0, sizeof(e->nodes[slot]));
+	e->n_nodes--;
+}
+
 int
 dm_roster_init(struct dm_engine *e, const struct dm_engine_config *cfg)
 {

@@ -25,7 +25,7 @@ before=$(refusals_in 1)
 exec 4<>"/dev/tcp/127.0.0.1/${PORT[1]}" || fail "cannot connect to node1's port"
 printf 'HELLO node3 cluster test algorithm ricart-agrawala\r\n\r\n' >&4 2>/dev/null
 wait_until "node1 to refuse a plaintext client" eval '[ "$(refusals_in 1)" -gt "$before" ]'
-reason=$(grep 'peer connection refused' "$(node_log 1)" | tail -n 1)
+reason=$(grep -E "$REFUSAL" "$(node_log 1)" | tail -n 1)
 grep -q 'TLS handshake' <<<"$reason" || fail "plaintext refusal does not name TLS: $reason"
 exec 4>&-
 links_up 1 1 || fail "node1's links changed after the plaintext client"

@@ -467,10 +467,14 @@ sections_reach()
 	[ "$(sections_in "$1")" -ge "$2" ]
 }
 
+# REFUSAL: what a refusal looks like in a node's log (the transport's own
+# warning, and the daemon's "peer connection refused" echo of it).
+REFUSAL='warning: .*(refused|TLS handshake with .* failed)'
+
 # refusals_in I: refusal lines in node I's log so far.
 refusals_in()
 {
-	grep -c 'peer connection refused' "$(node_log "$1")"
+	grep -cE "$REFUSAL" "$(node_log "$1")"
 }
 
 # expect_impostor_refused WHAT PATTERN: start node3 (its config written by
@@ -485,8 +489,8 @@ expect_impostor_refused()
 	: >"$(node_log 3)"
 	start_node 3
 	wait_until "node1 to refuse $what" eval \
-		'tail -n +$((before + 1)) <(grep "peer connection refused" "$(node_log 1)") | grep -qE -- "$pattern"'
-	reason=$(grep 'peer connection refused' "$(node_log 1)" | tail -n +$((before + 1)) | grep -E -- "$pattern" | head -n 1)
+		'tail -n +$((before + 1)) <(grep -E "$REFUSAL" "$(node_log 1)") | grep -qE -- "$pattern"'
+	reason=$(grep -E "$REFUSAL" "$(node_log 1)" | tail -n +$((before + 1)) | grep -E -- "$pattern" | head -n 1)
 	links_up 1 1 || fail "$what: node1's links changed: $(DMLOCK_SOCKET=$(node_sock 1) "$DMLOCK" status --json)"
 	grep -q '"name":"node3"' <(DMLOCK_SOCKET=$(node_sock 1) "$DMLOCK" status --json) &&
 		fail "$what: node1 admitted node3 to its roster"

@@ -12,6 +12,9 @@ integration_tests = \
 	tests/integration/14-signals.sh \
 	tests/integration/15-on-lost.sh \
 	tests/integration/16-shared.sh \
-	tests/integration/17-status.sh
+	tests/integration/17-status.sh \
+	tests/integration/18-access.sh \
+	tests/integration/19-locks.sh \
+	tests/integration/20-roster.sh
 TESTS += $(integration_tests)
 EXTRA_DIST += tests/integration/lib.sh $(integration_tests)

@@ -143,14 +143,15 @@ pid_exited()
 	return 1
 }
 
-# Start dmlockd as a one-node service on $DMLOCK_SOCKET and wait for it.
+# Start dmlockd as a one-node service on $DMLOCK_SOCKET and wait for it;
+# extra arguments go to dmlockd (e.g. -c CONFIG).
 start_daemon()
 {
 	[ -x "${DMLOCKD%% *}" ] || command -v "${DMLOCKD%% *}" >/dev/null ||
 		{ echo "ERROR: dmlockd not found at $DMLOCKD (build it first)" >&2; exit 99; }
 	rm -f "$DMLOCK_SOCKET"
 	# shellcheck disable=SC2086
-	$DMLOCKD -S "$DMLOCK_SOCKET" >>"$TEST_DIR/dmlockd.log" 2>&1 &
+	$DMLOCKD -S "$DMLOCK_SOCKET" "$@" >>"$TEST_DIR/dmlockd.log" 2>&1 &
 	DAEMON_PID=$!
 	track_pid "$DAEMON_PID"
 	wait_until "dmlockd's socket $DMLOCK_SOCKET" daemon_answers
@@ -250,4 +251,14 @@ check_no_overlap()
 			if (inside != "") { print inside " never exited"; exit 1 }
 			if (done != want) { print done " critical sections, expected " want; exit 1 }
 		}' "$1"
+}
+
+# $AS_NOBODY COMMAND...: run COMMAND as uid/gid 65534 without supplementary
+# groups (a plain word list, so it also works under timeout and
+# expect_status).  Only as root: check can_drop_privileges first.
+AS_NOBODY="setpriv --reuid=65534 --regid=65534 --clear-groups"
+can_drop_privileges()
+{
+	[ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null &&
+		$AS_NOBODY test -x "$DMLOCK"
 }

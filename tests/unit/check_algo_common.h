@@ -53,17 +53,24 @@ assert_all_idle(void)
 	}
 }
 
-/* Every node asks for "x" at once; release whoever holds until all were
- * served, checking that at most one holds at any time and tokens rise. */
+/* Every live node asks for "x" at once; release whoever holds until all
+ * were served, checking that at most one holds at any time and tokens rise.
+ * Crashed nodes (C.down) take no part. */
 static void
 serve_all(int n, uint64_t base)
 {
 	bool done[H_NODES] = { false };
 	uint64_t last_token = 0;
+	int live = 0;
 
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
+		done[i] = C.down[i];
+		if (C.down[i])
+			continue;
+		live++;
 		h_acquire(&C, i, base + (uint64_t)i, "x", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
-	for (int round = 0; round < n; round++) {
+	}
+	for (int round = 0; round < live; round++) {
 		int holder = -1;
 		h_pump(&C);
 		for (int i = 0; i < n; i++)

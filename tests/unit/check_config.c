@@ -106,6 +106,43 @@ START_TEST(minimal_config_defaults)
 }
 END_TEST
 
+START_TEST(access_rules)
+{
+	struct dmd_config *c = NULL;
+	struct acl_subject root = { .uid = 0, .gid = 0 }, other = { .uid = 4242, .gid = 4242 };
+	struct acl_subject nobody = { .uid = 65534, .gid = 65534 };
+	char why[300] = "";
+
+	ck_assert_msg(config_load(fixture("good-access.conf"), NULL, &c, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_ptr_nonnull(c->acl);
+	ck_assert_uint_eq(acl_n_lock_rules(c->acl), 3);
+	ck_assert_int_eq(acl_check_lock(c->acl, &root, "backup/x", 8, DM_MODE_EXCLUSIVE, why,
+	    sizeof(why)), 0);
+	ck_assert_int_eq(acl_check_lock(c->acl, &other, "backup/x", 8, DM_MODE_SHARED, why,
+	    sizeof(why)), 0);
+	ck_assert_int_eq(acl_check_lock(c->acl, &other, "backup/x", 8, DM_MODE_EXCLUSIVE, why,
+	    sizeof(why)), -EACCES);
+	/* The denial names the rule and where it is. */
+	ck_assert_ptr_nonnull(strstr(why, "*:sh:backup/ (good-access.conf line 6)"));
+	ck_assert_int_eq(acl_check_lock(c->acl, &root, "secret/x", 8, DM_MODE_SHARED, why,
+	    sizeof(why)), -EACCES);
+	ck_assert_int_eq(acl_check_lock(c->acl, &root, "other", 5, DM_MODE_SHARED, why,
+	    sizeof(why)), -EACCES);
+	ck_assert_int_eq(acl_check_roster(c->acl, &nobody, why, sizeof(why)), 0);
+	ck_assert_int_eq(acl_check_roster(c->acl, &other, why, sizeof(why)), -EACCES);
+	struct dmd_acl *acl = config_take_acl(c);
+	ck_assert_ptr_nonnull(acl);
+	ck_assert_ptr_null(c->acl);
+	config_free(c);
+	acl_free(acl);
+
+	/* No [access] section: no ACL at all. */
+	ck_assert_msg(config_load(fixture("good-minimal.conf"), NULL, &c, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_ptr_null(config_take_acl(c));
+	config_free(c);
+}
+END_TEST
+
 START_TEST(sponsor_config)
 {
 	struct dmd_config *c = NULL;
@@ -178,6 +215,8 @@ static const struct {
 	{ "bad-tls-missing.conf", 6, "[tls] cert: cannot read" },
 	{ "bad-crl-missing.conf", 4, "[tls] crl: cannot read" },
 	{ "bad-long-line.conf", 3, "line longer than" },
+	{ "bad-access-mode.conf", 3, "[access] lock: 'rw' in '*:rw:x/' is not a mode" },
+	{ "bad-access-user.conf", 4, "[access] roster: unknown user 'no-such-user-dmlock-test'" },
 };
 
 START_TEST(bad_file_refused)
@@ -301,6 +340,7 @@ config_suite(void)
 	tcase_add_test(tc, full_config_values);
 	tcase_add_test(tc, minimal_config_defaults);
 	tcase_add_test(tc, sponsor_config);
+	tcase_add_test(tc, access_rules);
 	tcase_add_test(tc, algorithm_list_from_caller);
 	tcase_add_test(tc, missing_file);
 	tcase_add_loop_test(tc, bad_file_refused, 0, (int)(sizeof(bad_files) / sizeof(bad_files[0])));

@@ -1,0 +1,100 @@
+/*
+ * algo_hierarchical.h: private to the hierarchical group/system coordinator
+ * algorithm (algo_hierarchical.c: requester side, epochs, glue;
+ * algo_hierarchical_coord.c: the group and system coordinators' tables).
+ */
+#ifndef ALGO_HIERARCHICAL_H
+#define ALGO_HIERARCHICAL_H
+
+#include "dm_election.h"
+
+/* Message kinds (algorithm range, opaque to the codec).  Every message is
+ * stamped with the election epoch (serial = counter, node = coordinator). */
+enum dm_hier_kind {
+	DM_HR_NREQUEST = 0xc0,	/* node -> group coord: seq = ts, flags TRY, arg 1 = held across a cut */
+	DM_HR_GREQUEST,		/* group coord -> system coord: seq = earliest ts, arg = group request id */
+	DM_HR_GREPLY,		/* system -> group coord: arg = id; payload = holder name (id 0 only) */
+	DM_HR_NREPLY,		/* group coord -> node: seq = the granted request's ts (0: any) */
+	DM_HR_NRELEASE,		/* node -> group coord: seq = ts (release, or withdrawal) */
+	DM_HR_GRELEASE,		/* group -> system: arg = id released or withdrawn */
+	DM_HR_GREQREL,		/* group -> system: arg = new id, seq = its ts, payload = released id */
+	DM_HR_NREQREL,		/* node -> group coord: retry ("NREQREL"), seq = ts */
+	DM_HR_NBUSY,		/* group coord -> node: try-once refused, seq echoed */
+	DM_HR_GBUSY,		/* system -> group coord: try-once refused, arg = id */
+	DM_HR_KIND_MAX_,
+};
+
+#define HR_GROUP_SIZE_DEFAULT	4
+#define HR_GROUP_MAX		16	/* largest configurable group */
+#define HR_GREQ_MAX		64	/* groups: the group size grows past N/64 */
+
+struct hr_nreq {			/* group coordinator: a member's request */
+	uint64_t	 ts;
+	dm_slot_t	 slot;		/* DM_SLOT_NONE: free entry */
+	bool		 try_once;
+};
+
+struct hr_greq {			/* system coordinator: a group's request */
+	uint64_t	 ts;
+	uint64_t	 id;
+	dm_slot_t	 slot;		/* the group coordinator; DM_SLOT_NONE: free */
+	bool		 try_once;
+};
+
+struct hr_lock {
+	struct hr_lock	*next, *prev;	/* node's active list (wanting or in_cs) */
+	struct dm_lock	*lock;
+	bool		 linked;
+	/* Requester: survives epoch cuts. */
+	bool		 wanting, in_cs, try_once;
+	uint64_t	 my_ts;
+	bool		 release_owed;	/* left the CS during an election */
+	dm_slot_t	 granter;	/* who sent our NREPLY: NRELEASE goes there */
+	uint64_t	 granter_gen;	/* the epoch (cut generation) of that grant */
+	/* Coordinator parts: valid while gen equals the node's. */
+	uint64_t	 gen;
+	/* Group coordinator ("nreq", "lnrep"). */
+	struct hr_nreq	 nreq[HR_GROUP_MAX];
+	dm_slot_t	 lnrep;		/* member holding the group's permission */
+	uint64_t	 lnrep_ts;	/* 0: any (known from a cut) */
+	bool		 have_grant;	/* the system coordinator's GREPLY is ours */
+	uint64_t	 grant_id;
+	uint64_t	 greq_id;	/* our outstanding GREQUEST, 0: none */
+	/* System coordinator ("greq", "lgrep"). */
+	struct hr_greq	 greq[HR_GREQ_MAX];
+	dm_slot_t	 lgrep;		/* group coordinator holding permission */
+	uint64_t	 lgrep_id;
+	dm_slot_t	 lgrep_holder;	/* known holder (from a cut), else NONE */
+};
+
+struct hr_node {
+	struct dm_election el;
+	uint64_t	 gen;		/* epoch cut generation */
+	uint64_t	 clock;		/* Lamport clock for request timestamps */
+	uint64_t	 next_gid;	/* group request ids: unique per node, all locks */
+	struct hr_lock	*active;
+	/* Statistics (tests, NOTES). */
+	uint64_t	 entries, sent[DM_HR_KIND_MAX_ - DM_HR_NREQUEST];
+};
+
+/* algo_hierarchical.c */
+struct hr_node	*hr_node(struct dm_engine *e);
+/* l's state, coordinator parts reset if they belong to an older epoch. */
+struct hr_lock	*hr_lock(struct dm_engine *e, struct dm_lock *l);
+/* Send (or deliver locally when to is this node) a stamped message. */
+struct dm_msg	*hr_msg(struct dm_engine *e, uint8_t kind, const struct dm_lock *l);
+void		 hr_send(struct dm_engine *e, struct dm_lock *l, dm_slot_t to, struct dm_msg *m);
+dm_slot_t	 hr_system_coordinator(const struct dm_engine *e);
+dm_slot_t	 hr_group_coordinator_of(const struct dm_engine *e, dm_slot_t member);
+int		 hr_requester_receive(struct dm_engine *e, struct dm_lock *l, dm_slot_t from,
+		    const struct dm_msg *m);
+
+/* algo_hierarchical_coord.c */
+void		 hr_coord_reset(struct hr_lock *t);
+bool		 hr_coord_idle(const struct hr_lock *t);
+int		 hr_coord_receive(struct dm_engine *e, struct dm_lock *l, dm_slot_t from,
+		    const struct dm_msg *m);
+/* At the system coordinator: 'holder' was in its critical section at the cut. */
+void		 hr_coord_held(struct dm_engine *e, struct dm_lock *l, dm_slot_t holder);
+
+#endif /* ALGO_HIERARCHICAL_H */
