@@ -49,7 +49,10 @@ struct config_setting {
 
 static config_parse_fn parse_node_name, parse_listen, parse_cluster, parse_peers, parse_sponsor,
     parse_algorithm, parse_policy, parse_duration, parse_count, parse_bytes, parse_path,
-    parse_optional_string, parse_mode, parse_log_level, parse_access_lock, parse_access_roster;
+    parse_optional_string, parse_mode, parse_log_level, parse_access_lock, parse_access_roster,
+    parse_election, parse_group_size;
+
+static int parse_unsigned(const char *value, uint64_t max, uint64_t *ret);
 
 #define SETTING(sec, k, fn, field, d, l, text) \
 	{ sec, k, sec "." k, fn, offsetof(struct dmd_config, field), d, l, text }
@@ -67,6 +70,10 @@ static const struct config_setting settings[] = {
 	    "join an existing cluster through this member, name@host:port (instead of peers)"),
 	SETTING("cluster", "algorithm", parse_algorithm, algorithm, "ricart-agrawala", false,
 	    "mutual-exclusion algorithm; every node of a cluster must use the same"),
+	SETTING("cluster", "election", parse_election, election, "bully", false,
+	    "leader election for the coordinator and token algorithms: bully or invitation"),
+	SETTING("cluster", "group_size", parse_group_size, group_size, "4", false,
+	    "nodes per group of the hierarchical algorithm (1 to 64)"),
 	SETTING("cluster", "failure_policy", parse_policy, failure_policy, "majority", false,
 	    "majority (removal needs a strict majority, leases) or paper (RA section 7.4 as written)"),
 	SETTING("cluster", "request_timeout", parse_duration, request_timeout_ms, "5s", false,
@@ -330,6 +337,36 @@ parse_policy(struct config_state *st, void *field, const char *value, char *msg,
 		snprintf(msg, n, "'%s' is not a failure policy (majority or paper)", value);
 		return -EINVAL;
 	}
+	return 0;
+}
+
+static int
+parse_election(struct config_state *st, void *field, const char *value, char *msg, size_t n)
+{
+	char **p = field;
+
+	if (strcmp(value, "bully") != 0 && strcmp(value, "invitation") != 0) {
+		snprintf(msg, n, "'%s' is not an election (bully or invitation)", value);
+		return -EINVAL;
+	}
+	char *copy = strdup(value);
+	if (copy == NULL)
+		return -ENOMEM;
+	free(*p);
+	*p = copy;
+	return 0;
+}
+
+static int
+parse_group_size(struct config_state *st, void *field, const char *value, char *msg, size_t n)
+{
+	uint64_t v;
+
+	if (parse_unsigned(value, 64, &v) < 0 || v == 0) {
+		snprintf(msg, n, "'%s' is not a group size (1 to 64)", value);
+		return -EINVAL;
+	}
+	*(uint32_t *)field = (uint32_t)v;
 	return 0;
 }
 
@@ -808,6 +845,7 @@ config_free(struct dmd_config *c)
 	free(c->node_name);
 	free(c->cluster);
 	free(c->algorithm);
+	free(c->election);
 	free(c->tls_ca);
 	free(c->tls_cert);
 	free(c->tls_key);
@@ -858,6 +896,8 @@ config_to_engine(const struct dmd_config *c, uint64_t incarnation, uint64_t seed
 		.lease_ms = c->lease_ms,
 		.heartbeat_ms = c->heartbeat_ms,
 		.restart_interval_ms = c->restart_interval_ms,
+		.election = c->election,
+		.group_size = c->group_size,
 	};
 }
 

@@ -34,6 +34,8 @@ struct dmd_config {
 	size_t		 n_peers;
 	struct dm_peer_spec sponsor;		/* name NULL: none */
 	char		*algorithm;
+	char		*election;		/* "bully" or "invitation" */
+	uint32_t	 group_size;		/* hierarchical: nodes per group */
 	enum dm_failure_policy failure_policy;
 	dm_msec_t	 request_timeout_ms;
 	dm_msec_t	 probe_timeout_ms;

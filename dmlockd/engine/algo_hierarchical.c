@@ -196,12 +196,13 @@ retry_period(const struct dm_engine *e)
 
 /* "send an NREQUEST message to grpcoord[mygrp]" */
 static void
-ask(struct dm_engine *e, struct dm_lock *l, struct hr_lock *t, uint8_t kind, bool held)
+ask_ts(struct dm_engine *e, struct dm_lock *l, struct hr_lock *t, uint8_t kind, bool held,
+    uint64_t ts)
 {
 	dm_slot_t gc = hr_group_coordinator_of(e, dm_roster_self(e));
 	struct dm_msg *m = hr_msg(e, kind, l);
 
-	m->seq = t->my_ts;
+	m->seq = ts;
 	m->flags = t->try_once ? DM_MSG_F_TRY : 0;
 	m->arg = held ? 1 : 0;
 	if (held) {
@@ -210,6 +211,12 @@ ask(struct dm_engine *e, struct dm_lock *l, struct hr_lock *t, uint8_t kind, boo
 	} else
 		dm_lock_timer_arm(e, l, dm_now(e) + retry_period(e));
 	hr_send(e, l, gc, m);
+}
+
+static void
+ask(struct dm_engine *e, struct dm_lock *l, struct hr_lock *t, uint8_t kind, bool held)
+{
+	ask_ts(e, l, t, kind, held, t->my_ts);
 }
 
 /* --- Requester side --- */
@@ -243,11 +250,11 @@ hr_request(struct dm_engine *e, struct dm_lock *l, enum dm_mode mode, bool try_o
 }
 
 static void
-send_release(struct dm_engine *e, struct dm_lock *l, struct hr_lock *t, dm_slot_t to)
+send_release(struct dm_engine *e, struct dm_lock *l, uint64_t ts, dm_slot_t to)
 {
 	struct dm_msg *m = hr_msg(e, DM_HR_NRELEASE, l);
 
-	m->seq = t->my_ts;
+	m->seq = ts;
 	if (to == DM_SLOT_NONE)
 		to = hr_group_coordinator_of(e, dm_roster_self(e));
 	hr_send(e, l, to, m);
@@ -263,12 +270,16 @@ release_in_epoch(struct dm_engine *e, struct dm_lock *l, struct hr_lock *t)
 
 	if (hn->el.status != DM_EL_NORMAL) {
 		t->release_owed = true;		/* sent when the epoch starts */
+		t->owed_ts = t->my_ts;
 		return;
 	}
+	if (!t->release_owed)
+		t->owed_ts = t->my_ts;
 	if (t->granter == DM_SLOT_NONE || t->granter_gen != hn->gen)
-		ask(e, l, t, DM_HR_NREQUEST, true);
+		ask_ts(e, l, t, DM_HR_NREQUEST, true, t->owed_ts);
 	t->release_owed = false;
-	send_release(e, l, t, t->granter);
+	send_release(e, l, t->owed_ts, t->granter);
+	t->granter = DM_SLOT_NONE;
 }
 
 static void
@@ -284,7 +295,7 @@ hr_withdraw(struct dm_engine *e, struct dm_lock *l)
 	/* Not in the thesis: a withdrawn request is taken back with NRELEASE
 	 * (the group coordinator drops it, or releases if it granted it). */
 	if (hn->el.status == DM_EL_NORMAL)
-		send_release(e, l, t, DM_SLOT_NONE);
+		send_release(e, l, t->my_ts, DM_SLOT_NONE);
 	unlink_lock(hn, t);
 }
 
@@ -299,8 +310,6 @@ hr_release(struct dm_engine *e, struct dm_lock *l)
 	t->in_cs = false;
 	/* "send an NRELEASE message to grpcoord[mygrp]" */
 	release_in_epoch(e, l, t);
-	if (!t->release_owed)
-		t->granter = DM_SLOT_NONE;
 	unlink_lock(hn, t);
 }
 
@@ -406,13 +415,13 @@ hook_normal(struct dm_engine *e)
 		(void)hr_lock(e, t->lock);
 		if (t->in_cs) {
 			ask(e, t->lock, t, DM_HR_NREQUEST, true);
-		} else if (t->release_owed) {
-			release_in_epoch(e, t->lock, t);
-			t->granter = DM_SLOT_NONE;
-			unlink_lock(hn, t);
-		} else if (t->wanting) {
-			ask(e, t->lock, t, DM_HR_NREQUEST, false);
+			continue;
 		}
+		if (t->release_owed)
+			release_in_epoch(e, t->lock, t);
+		if (t->wanting)
+			ask(e, t->lock, t, DM_HR_NREQUEST, false);
+		unlink_lock(hn, t);
 	}
 }
 
@@ -484,7 +493,12 @@ hr_peer_gone(struct dm_engine *e, struct dm_lock *l, dm_slot_t slot)
 	struct hr_lock *t;
 
 	if (dm_election_is_lock(l)) {
-		dm_election_peer_gone(e, &hr_node(e)->el, slot);
+		struct dm_election *el = &hr_node(e)->el;
+		dm_election_peer_gone(e, el, slot);
+		/* The engine clears the slot before this call, so an election
+		 * may not recognise its coordinator's name: check here. */
+		if (el->status == DM_EL_NORMAL && dm_election_coordinator(e, el) == DM_SLOT_NONE)
+			dm_election_start(e, el, "the coordinator left the roster");
 		return;
 	}
 	/* Tables are rebuilt by the election the removal causes; a grant we

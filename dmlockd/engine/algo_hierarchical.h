@@ -49,6 +49,7 @@ struct hr_lock {
 	bool		 wanting, in_cs, try_once;
 	uint64_t	 my_ts;
 	bool		 release_owed;	/* left the CS during an election */
+	uint64_t	 owed_ts;	/* ... the timestamp of that grant */
 	dm_slot_t	 granter;	/* who sent our NREPLY: NRELEASE goes there */
 	uint64_t	 granter_gen;	/* the epoch (cut generation) of that grant */
 	/* Coordinator parts: valid while gen equals the node's. */

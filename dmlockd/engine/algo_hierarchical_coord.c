@@ -408,6 +408,8 @@ send_greply(struct dm_engine *e, struct dm_lock *l, struct hr_lock *t)
 	m->arg = t->lgrep_id;
 	if (t->lgrep_holder != DM_SLOT_NONE) {
 		const char *name = dm_roster_name(e, t->lgrep_holder);
+		if (name == NULL || name[0] == '\0')
+			return;		/* holder removed: the coming epoch rebuilds */
 		m->payload_len = (uint16_t)strlen(name);
 		memcpy(m->payload, name, m->payload_len);
 	}

@@ -51,6 +51,7 @@ struct lp_node {
 
 struct lp_lock {
 	uint64_t	our_seq;		/* my_timestamp */
+	uint64_t	lease_serial;		/* our request doubles as a lease round */
 	bool		requesting;		/* is_requesting */
 	bool		in_cs;
 	bool		try_once;
@@ -96,11 +97,16 @@ lp_merge(struct dm_engine *e, uint64_t seq)
 		n->highest_seq = seq;
 }
 
-/* An answer naming the lock of req, whether or not we keep state for it. */
+/* An answer naming the lock of req, whether or not we keep state for it.
+ * arg: our timestamp for Reply(t), 0 for Reply(null).  serial: the
+ * request's lease round echoed as an acknowledgement, or 0 if we may not
+ * acknowledge (we agreed to remove the requester). */
 static void
 lp_answer(struct dm_engine *e, const struct dm_msg *req, uint8_t kind, dm_slot_t to,
-    uint64_t arg, uint64_t serial)
+    uint64_t arg)
 {
+	uint64_t serial = req->serial != 0 && dm_lease_may_ack(e, to) ? req->serial : 0;
+
 	struct dm_msg *m = dm_msg_begin(e, kind, NULL);
 
 	m->lock_len = req->lock_len;
@@ -191,8 +197,10 @@ lp_request(struct dm_engine *e, struct dm_lock *l, enum dm_mode mode, bool try_o
 	s->requesting = true;
 	s->try_once = try_once;
 	s->our_seq = ++lp_node(e)->highest_seq;
+	s->lease_serial = dm_lease_round(e);
 	m = dm_msg_begin(e, DM_LP_REQUEST, l);
 	m->seq = s->our_seq;
+	m->serial = s->lease_serial;
 	m->flags = try_once ? DM_MSG_F_TRY : 0;
 	for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
 	    j = dm_roster_next(e, j)) {
@@ -250,18 +258,18 @@ lp_on_request(struct dm_engine *e, struct dm_lock *l, dm_slot_t j, const struct 
 
 	lp_merge(e, m->seq);
 	if (s == NULL || !s->requesting || !lp_ours_earlier(e, s, j, m->seq)) {
-		lp_answer(e, m, DM_LP_REPLY, j, 0, 0);
+		lp_answer(e, m, DM_LP_REPLY, j, 0);
 		return 0;
 	}
 	if (m->flags & DM_MSG_F_TRY) {
-		lp_answer(e, m, DM_LP_BUSY, j, 0, s->our_seq);
+		lp_answer(e, m, DM_LP_BUSY, j, 0);
 		return 0;
 	}
 	if (!bit_get(s->told, j)) {
 		bit_set(s->told, j, true);
 		s->n_told++;
 	}
-	lp_answer(e, m, DM_LP_REPLY, j, 1, s->our_seq);
+	lp_answer(e, m, DM_LP_REPLY, j, s->our_seq);	/* timestamps start at 1 */
 	return 0;
 }
 
@@ -272,16 +280,24 @@ lp_on_reply(struct dm_engine *e, struct dm_lock *l, dm_slot_t j, const struct dm
 	 *  insert p in my_PQ; reply_needed := reply_needed - 1" */
 	struct lp_lock *s = l != NULL ? dm_lock_state(l) : NULL;
 
-	if (m->arg == 1)
-		lp_merge(e, m->serial);
+	dm_lease_ack(e, j, m->serial);	/* the Reply acknowledges our lease round */
+	lp_merge(e, m->arg);
+	if (s != NULL && s->requesting && m->seq == s->our_seq && !bit_get(s->awaiting, j) &&
+	    m->arg == 0 && bit_get(s->queued, j)) {
+		/* An answer to our probe: j no longer has an earlier request (its
+		 * RELEASE, sent before this on the FIFO link, is in). */
+		lp_drop_queued(s, j);
+		lp_try_enter(e, l, s);
+		return 0;
+	}
 	if (s == NULL || !s->requesting || s->in_cs || m->seq != s->our_seq ||
 	    !bit_get(s->awaiting, j))
 		return 0;	/* late answer to a withdrawn request, or a duplicate */
 	bit_set(s->awaiting, j, false);
 	s->outstanding--;
-	if (m->arg == 1 && !bit_get(s->queued, j)) {
+	if (m->arg != 0 && !bit_get(s->queued, j)) {
 		bit_set(s->queued, j, true);
-		s->queue_seq[j] = m->serial;
+		s->queue_seq[j] = m->arg;
 		s->n_queue++;
 	}
 	lp_try_enter(e, l, s);
@@ -334,9 +350,10 @@ lp_receive(struct dm_engine *e, struct dm_lock *l, dm_slot_t from, const struct 
 	case DM_LP_BUSY:
 		return lp_on_busy(e, l, from, m);
 	case DM_LP_ARE_YOU_THERE:
-		lp_merge(e, m->seq);
-		lp_answer(e, m, DM_LP_YES_I_AM_HERE, from, 0, 0);
-		return 0;
+		/* The probe carries the prober's request and is answered like
+		 * the REQUEST itself (a REQUEST sent to us while we were still
+		 * joining was dropped by the engine; a Reply is idempotent). */
+		return lp_on_request(e, l, from, m);
 	case DM_LP_YES_I_AM_HERE:
 		return 0;
 	default:
@@ -359,6 +376,8 @@ lp_timer(struct dm_engine *e, struct dm_lock *l)
 		memset(s->answered, 0, sizeof(s->answered));
 		m = dm_msg_begin(e, DM_LP_ARE_YOU_THERE, l);
 		m->seq = s->our_seq;
+		m->serial = s->lease_serial;
+		m->flags = s->try_once ? DM_MSG_F_TRY : 0;
 		for (size_t j = 0; j < DM_NODES_MAX; j++) {
 			bool wait = bit_get(s->awaiting, j) || bit_get(s->queued, j);
 			bit_set(s->probed, j, wait);

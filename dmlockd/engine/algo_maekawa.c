@@ -48,7 +48,13 @@
 #include "dm_quorum.h"
 
 #define MK_CLEAN	0x1u	/* serial bit: the sender has no older-view state */
+#define MK_RESERVED	".dmlock/"	/* the engine's own locks (the roster lock) */
 #define MK_SELFQ_MAX	64
+
+/* ARE_YOU_THERE: who probes whom, in serial bits 1-2 (shifted by MK_SUB_SHIFT). */
+#define MK_SUB_SHIFT		1
+#define MK_PROBE_REQUESTER	1	/* a requester probes an arbiter: seq = its request */
+#define MK_PROBE_ARBITER	2	/* an arbiter probes its vote holder: seq = the vote */
 
 struct mk_self_msg {
 	struct dm_lock	*l;
@@ -124,6 +130,15 @@ mk_node(struct dm_engine *e)
 	return dm_algo_node_state(e);
 }
 
+/* The engine's locks (".dmlock/roster") always use the set of all members:
+ * a node that is still joining answers them without being an arbiter (see
+ * mk_receive), so their sets must not rely on any single node. */
+static bool
+name_reserved(const char *name, size_t len)
+{
+	return len >= strlen(MK_RESERVED) && memcmp(name, MK_RESERVED, strlen(MK_RESERVED)) == 0;
+}
+
 /* --- Views and sets --- */
 
 static uint64_t
@@ -175,6 +190,7 @@ mk_sync_view(struct dm_engine *e)
 		return;
 	n->view = v;
 	n->gen++;
+	n->set_n = 0;	/* slots may have moved even if the names come back */
 	n->act_old = n->act_total;
 	memset(n->clean, 0, sizeof(n->clean));
 	n->n_clean = 0;
@@ -223,7 +239,7 @@ mk_compute_set(struct dm_engine *e)
 	int r;
 
 	if (n->set_view == n->view && n->set_n > 0)
-		return 0;
+		return 0;	/* computed in this very view (reset by mk_sync_view) */
 	for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
 	    j = dm_roster_next(e, j))
 		if (mk_member(e, j)) {
@@ -253,11 +269,11 @@ mk_compute_set(struct dm_engine *e)
 
 static void mk_ensure_timer(struct dm_engine *e, struct dm_lock *l);
 static void mk_dispatch(struct dm_engine *e, struct dm_lock *l, dm_slot_t from,
-    uint8_t kind, uint64_t seq, uint64_t view, bool try_once, bool clean);
+    uint8_t kind, uint64_t seq, uint64_t view, bool try_once, bool clean, uint8_t sub);
 
 static void
-mk_send(struct dm_engine *e, struct dm_lock *l, dm_slot_t to, uint8_t kind, uint64_t seq,
-    bool try_once)
+mk_send_sub(struct dm_engine *e, struct dm_lock *l, dm_slot_t to, uint8_t kind, uint64_t seq,
+    bool try_once, uint8_t sub)
 {
 	struct mk_node *n = mk_node(e);
 	struct dm_msg *m;
@@ -280,9 +296,16 @@ mk_send(struct dm_engine *e, struct dm_lock *l, dm_slot_t to, uint8_t kind, uint
 	m = dm_msg_begin(e, kind, l);
 	m->seq = seq;
 	m->arg = n->view;
-	m->serial = node_clean(n) ? MK_CLEAN : 0;
+	m->serial = (node_clean(n) ? MK_CLEAN : 0) | ((uint64_t)sub << MK_SUB_SHIFT);
 	m->flags = try_once ? DM_MSG_F_TRY : 0;
 	dm_send(e, to, m);
+}
+
+static void
+mk_send(struct dm_engine *e, struct dm_lock *l, dm_slot_t to, uint8_t kind, uint64_t seq,
+    bool try_once)
+{
+	mk_send_sub(e, l, to, kind, seq, try_once, 0);
 }
 
 static void
@@ -298,7 +321,7 @@ mk_drain(struct dm_engine *e)
 		memmove(&n->selfq[0], &n->selfq[1], (n->selfq_n - 1) * sizeof(n->selfq[0]));
 		n->selfq_n--;
 		mk_dispatch(e, q.l, dm_roster_self(e), q.kind, q.seq, q.view, q.try_once,
-		    node_clean(n));
+		    node_clean(n), 0);
 	}
 	n->draining = false;
 }
@@ -504,6 +527,17 @@ arb_on_give_back(struct dm_engine *e, struct dm_lock *l, struct mk_lock *s, dm_s
 	arb_settle(e, l, s);
 }
 
+/* Has this arbiter no record of j's request seq nor of a newer one? */
+static bool
+arb_unknown(const struct mk_lock *s, dm_slot_t j, uint64_t seq)
+{
+	int i = wait_find(s, j);
+
+	if (s->voted && s->vote.slot == j && s->vote.seq >= seq)
+		return false;
+	return i < 0 || s->wait[i].seq < seq;
+}
+
 /* --- Requester --- */
 
 static void
@@ -550,7 +584,7 @@ req_issue(struct dm_engine *e, struct dm_lock *l, struct mk_lock *s)
 	struct mk_node *n = mk_node(e);
 	int r;
 
-	s->all_mode = !all_clean(e);
+	s->all_mode = !all_clean(e) || name_reserved(dm_lock_name(l), strlen(dm_lock_name(l)));
 	if (!s->all_mode && (r = mk_compute_set(e)) < 0)
 		return r;
 	s->our_seq = ++n->highest_seq;
@@ -656,13 +690,19 @@ req_current(const struct mk_lock *s, dm_slot_t x, uint64_t seq)
 
 static void
 mk_dispatch(struct dm_engine *e, struct dm_lock *l, dm_slot_t from, uint8_t kind, uint64_t seq,
-    uint64_t view, bool try_once, bool clean)
+    uint64_t view, bool try_once, bool clean, uint8_t sub)
 {
 	struct mk_lock *s = dm_lock_state(l);
 	struct mk_node *n = mk_node(e);
 
 	bit_set(s->answered, from, true);
-	mk_note_clean(e, from, view, clean);
+	/* A clean report counts only if it answers a request we made in this
+	 * view (sent after our last view change): a message sent before a
+	 * member left and came back under the same name carries the same
+	 * view fingerprint but says nothing about the member's state now. */
+	if ((kind == DM_MK_LOCKED || kind == DM_MK_FAILED || kind == DM_MK_BUSY ||
+	    kind == DM_MK_STALE) && s->requesting && seq == s->our_seq && s->req_gen == n->gen)
+		mk_note_clean(e, from, view, clean);
 	req_reissue_if_stale(e, l, s);
 	switch (kind) {
 	case DM_MK_REQUEST:
@@ -723,6 +763,19 @@ mk_dispatch(struct dm_engine *e, struct dm_lock *l, dm_slot_t from, uint8_t kind
 		break;
 	case DM_MK_ARE_YOU_THERE:
 		mk_send(e, l, from, DM_MK_YES_I_AM_HERE, seq, false);
+		if (sub == MK_PROBE_REQUESTER && arb_unknown(s, from, seq)) {
+			/* Its REQUEST never reached us (the engine drops what
+			 * arrives while we are still joining): the probe
+			 * carries it. */
+			if (seq > n->highest_seq)
+				n->highest_seq = seq;
+			arb_on_request(e, l, s, from, seq, view, try_once);
+		} else if (sub == MK_PROBE_ARBITER &&
+		    !(s->requesting && seq == s->our_seq && bit_get(s->member, from))) {
+			/* It counts us as holding its vote for a request we no
+			 * longer make: give it back (idempotent). */
+			mk_send(e, l, from, DM_MK_RELEASE, seq, false);
+		}
 		if (s->voted || s->n_wait > 0)
 			arb_settle(e, l, s);	/* view may have changed: re-evaluate */
 		break;
@@ -782,11 +835,52 @@ mk_may_handoff(const struct dm_engine *e, const struct dm_lock *l, enum dm_mode 
 	return false;
 }
 
+/* A node that is not (yet) an active member is asked for the roster lock by
+ * a sponsor that already counts it (the engine passes only these messages
+ * on while we join).  It never wants that lock: vote at once and keep no
+ * state, like a Ricart-Agrawala REPLY.  Safe because roster-lock requests
+ * ask every member, so two of them still meet at every active member. */
+static int
+mk_receive_not_member(struct dm_engine *e, dm_slot_t from, const struct dm_msg *m)
+{
+	struct dm_msg *a;
+	uint8_t sub = (uint8_t)((m->serial >> MK_SUB_SHIFT) & 3u);
+
+	if (m->kind == DM_MK_ARE_YOU_THERE) {
+		a = dm_msg_begin(e, DM_MK_YES_I_AM_HERE, NULL);
+		a->lock_len = m->lock_len;
+		memcpy(a->lock, m->lock, m->lock_len + 1u);
+		a->seq = m->seq;
+		dm_send(e, from, a);
+	}
+	if (m->kind != DM_MK_REQUEST &&
+	    !(m->kind == DM_MK_ARE_YOU_THERE && sub == MK_PROBE_REQUESTER))
+		return 0;
+	a = dm_msg_begin(e, DM_MK_LOCKED, NULL);
+	a->lock_len = m->lock_len;
+	memcpy(a->lock, m->lock, m->lock_len + 1u);
+	a->seq = m->seq;
+	a->arg = mk_node(e)->view;
+	dm_send(e, from, a);
+	return 0;
+}
+
+static bool
+mk_ready(const struct dm_engine *e)
+{
+	struct dm_engine_stats st;
+
+	dm_engine_get_stats(e, &st);
+	return st.ready;
+}
+
 static int
 mk_receive(struct dm_engine *e, struct dm_lock *l, dm_slot_t from, const struct dm_msg *m)
 {
 	if (m->kind < DM_MK_REQUEST || m->kind > DM_MK_YES_I_AM_HERE)
 		return -EPROTO;
+	if (name_reserved(m->lock, m->lock_len) && !mk_ready(e))
+		return mk_receive_not_member(e, from, m);
 	mk_sync_view(e);
 	if (l == NULL) {
 		if (m->kind == DM_MK_ARE_YOU_THERE || m->kind == DM_MK_REQUEST ||
@@ -796,7 +890,7 @@ mk_receive(struct dm_engine *e, struct dm_lock *l, dm_slot_t from, const struct 
 			return 0;	/* nothing to forget, nothing owed */
 	}
 	mk_dispatch(e, l, from, m->kind, m->seq, m->arg, (m->flags & DM_MSG_F_TRY) != 0,
-	    (m->serial & MK_CLEAN) != 0);
+	    (m->serial & MK_CLEAN) != 0, (uint8_t)((m->serial >> MK_SUB_SHIFT) & 3u));
 	mk_drain(e);
 	mk_ensure_timer(e, l);
 	return 0;
@@ -824,14 +918,16 @@ mk_timer(struct dm_engine *e, struct dm_lock *l)
 	memset(s->probed, 0, sizeof(s->probed));
 	if (waiting)
 		for (size_t j = 0; j < DM_NODES_MAX; j++)
-			if (bit_get(s->member, j) && !bit_get(s->locked, j) && j != self)
+			if (bit_get(s->member, j) && !bit_get(s->locked, j) && j != self) {
 				bit_set(s->probed, j, true);
-	if (s->voted && s->n_wait > 0 && s->vote.slot != self)
+				mk_send_sub(e, l, (dm_slot_t)j, DM_MK_ARE_YOU_THERE, s->our_seq,
+				    s->try_once, MK_PROBE_REQUESTER);
+			}
+	if (s->voted && s->n_wait > 0 && s->vote.slot != self) {
 		bit_set(s->probed, s->vote.slot, true);
-	for (size_t j = 0; j < DM_NODES_MAX; j++)
-		if (bit_get(s->probed, j))
-			mk_send(e, l, (dm_slot_t)j, DM_MK_ARE_YOU_THERE,
-			    waiting ? s->our_seq : s->vote.seq, false);
+		mk_send_sub(e, l, s->vote.slot, DM_MK_ARE_YOU_THERE, s->vote.seq, false,
+		    MK_PROBE_ARBITER);
+	}
 	mk_drain(e);
 	waiting = s->requesting && !s->in_cs;
 	if (waiting || (s->voted && s->n_wait > 0)) {
@@ -876,6 +972,26 @@ mk_peer_gone(struct dm_engine *e, struct dm_lock *l, dm_slot_t slot)
 	mk_ensure_timer(e, l);
 }
 
+static void
+mk_lock_fini(struct dm_engine *e, struct dm_lock *l)
+{
+	struct mk_lock *s = dm_lock_state(l);
+	struct mk_node *n = mk_node(e);
+
+	free(s->wait);
+	s->wait = NULL;
+	s->n_wait = s->cap_wait = 0;
+	/* Self-messages for this lock must not outlive it. */
+	for (unsigned i = 0; i < n->selfq_n;)
+		if (n->selfq[i].l == l) {
+			memmove(&n->selfq[i], &n->selfq[i + 1],
+			    (n->selfq_n - i - 1) * sizeof(n->selfq[0]));
+			n->selfq_n--;
+		} else {
+			i++;
+		}
+}
+
 static bool
 mk_idle(const struct dm_engine *e, const struct dm_lock *l)
 {
@@ -913,6 +1029,7 @@ const struct dm_algorithm dm_algo_maekawa = {
 	.receive = mk_receive,
 	.timer = mk_timer,
 	.peer_gone = mk_peer_gone,
+	.lock_fini = mk_lock_fini,
 	.idle = mk_idle,
 	.clock_get = mk_clock_get,
 	.clock_merge = mk_clock_merge,

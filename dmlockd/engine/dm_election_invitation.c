@@ -118,6 +118,19 @@ group_cmp(uint64_t ka, const char *ca, uint64_t kb, const char *cb)
 
 static void complete(struct dm_engine *e, struct dm_election *el);
 
+/* Working members that outrank us. */
+static dm_msec_t
+priority_rank(const struct dm_engine *e)
+{
+	dm_slot_t self = dm_roster_self(e);
+	dm_msec_t n = 0;
+
+	for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
+	    j = dm_roster_next(e, j))
+		n += j != self && !dm_roster_departing(e, j) && dm_election_outranks(e, j, self) > 0;
+	return n;
+}
+
 /* "Recovery()" and "Merge(Coordinator_set)": a new group led by us,
  * every roster member invited. */
 static void
@@ -421,8 +434,9 @@ inv_timer(struct dm_engine *e, struct dm_election *el)
 static void
 inv_peer_gone(struct dm_engine *e, struct dm_election *el, dm_slot_t slot)
 {
-	const char *name = dm_roster_name(e, slot);
-	bool was_coord = name != NULL && strcmp(name, el->coord) == 0;
+	/* The engine erases the slot before calling us: the coordinator is
+	 * gone when its name is no longer in the roster. */
+	bool was_coord = dm_election_coordinator(e, el) == DM_SLOT_NONE;
 
 	bit_set(el->inv_up, slot, false);
 	if (el->step == INV_INVITING) {
@@ -436,6 +450,17 @@ inv_peer_gone(struct dm_engine *e, struct dm_election *el, dm_slot_t slot)
 	}
 	/* The coordinator is gone, or (as coordinator) the group changed:
 	 * a new group, so whatever the gone node held is regenerated. */
+	if (was_coord && priority_rank(e) > 0) {
+		/* Everyone saw it: "wait for a time inversely proportional to
+		 * your priority" -- the highest-priority survivor invites first
+		 * and we simply accept. */
+		el->step = INV_YIELD;
+		el->status = DM_EL_ELECTION;
+		arm(e, priority_rank(e) * step_time(e));
+		note(e, el, "our coordinator left the roster: waiting for an invitation",
+		    DM_SLOT_NONE);
+		return;
+	}
 	if (was_coord || dm_election_i_coordinate(e, el)) {
 		el->step = INV_NONE;
 		form(e, el, was_coord ? "our coordinator left the roster" :

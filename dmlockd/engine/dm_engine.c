@@ -345,6 +345,8 @@ engine_receive(struct dm_engine *e, const char *peer, const struct dm_msg *m)
 	    m->address_len > DM_ADDRESS_MAX || m->payload_len > DM_MSG_PAYLOAD_MAX)
 		return -EPROTO;
 	from = dm_roster_find(e, peer, strlen(peer));
+	e->rx_other_incarnation = from != DM_SLOT_NONE && e->nodes[from].incarnation != 0 &&
+	    m->incarnation != 0 && m->incarnation != e->nodes[from].incarnation;
 	if (m->kind < DM_MSG_ALGO_BASE)
 		return dm_roster_receive(e, from, peer, m);
 	if (m->lock_len == 0 || !dm_lock_name_valid(m->lock, m->lock_len))
@@ -455,6 +457,7 @@ dm_engine_step(struct dm_engine *e, const struct dm_event *ev, dm_effect_fn *emi
 		break;
 	case DM_EV_RECEIVE:
 		r = engine_receive(e, ev->u.receive.peer, ev->u.receive.msg);
+		e->rx_other_incarnation = false;
 		break;
 	case DM_EV_LINK_UP:
 	case DM_EV_LINK_DOWN:
@@ -508,6 +511,16 @@ dm_engine_get_stats(const struct dm_engine *e, struct dm_engine_stats *ret)
 	ret->waiters_local = e->waiting_local;
 	ret->epoch = e->epoch;
 	ret->ready = dm_roster_ready(e);
+}
+
+uint32_t
+dm_engine_capabilities(const struct dm_engine *e)
+{
+	_Static_assert(DM_ENGINE_CAP_SHARED == DM_CAP_SHARED &&
+	    DM_ENGINE_CAP_NEEDS_FIFO == DM_CAP_NEEDS_FIFO &&
+	    DM_ENGINE_CAP_SURVIVES_FAILURE == DM_CAP_SURVIVES_FAILURE,
+	    "public capability bits follow dm_algorithm.h");
+	return e->algo->caps;
 }
 
 void

@@ -233,6 +233,13 @@ typedef void dm_lock_visit_fn(void *ctx, const char *lock, uint64_t handle,
     enum dm_mode mode, bool granted, uint64_t token, dm_msec_t since);
 void dm_engine_visit_local_locks(const struct dm_engine *engine, dm_lock_visit_fn *fn, void *ctx);
 
+/* What the configured algorithm can do (same bits as dm_algorithm.h's
+ * DM_CAP_*), for status output. */
+#define DM_ENGINE_CAP_SHARED		(1u << 0)	/* shared (reader) mode */
+#define DM_ENGINE_CAP_NEEDS_FIFO	(1u << 1)	/* correct only over FIFO links */
+#define DM_ENGINE_CAP_SURVIVES_FAILURE	(1u << 2)	/* recovers through the roster rules */
+uint32_t dm_engine_capabilities(const struct dm_engine *engine);
+
 /* Names of the registered algorithms, NULL-terminated. */
 const char *const *dm_algorithm_names(void);
 

@@ -180,9 +180,14 @@ struct dm_engine {
 	bool		 sponsoring;	/* roster lock requested for a joiner */
 	char		 last_joined[DM_NODE_NAME_MAX + 1];	/* last join we finished */
 	uint64_t	 last_joined_incarnation;
-	/* Majority removal votes. */
+	/* Majority removal votes.  Each removal is decided at an epoch chosen
+	 * like a Paxos ballot: a voter agrees only to an epoch above every
+	 * epoch it has seen or promised (promised_epoch), so two removals
+	 * decided by (intersecting) majorities never share an epoch. */
 	dm_slot_t	 vote_subject;
 	uint64_t	 vote_serial;
+	uint64_t	 vote_epoch;	/* the epoch our running vote proposes */
+	uint64_t	 promised_epoch;
 	uint16_t	 vote_yes;
 	uint8_t		 voted[DM_NODES_MAX / 8];
 	struct dm_timer	 vote_timer;	/* D_lock before a removal is used */
@@ -193,6 +198,9 @@ struct dm_engine {
 
 	/* Leases (majority policy). */
 	dm_msec_t	 lease_until;
+	/* The message being received comes from another incarnation than the
+	 * roster's entry for its sender: it acknowledges no lease of ours. */
+	bool		 rx_other_incarnation;
 	struct dm_timer	 heartbeat_timer;
 	struct dm_timer	 lease_timer;
 	uint64_t	 heartbeat_serial;
@@ -279,6 +287,7 @@ void		 dm_membership_sponsor_hint(struct dm_engine *e, const char *peer);
 void		 dm_membership_vote_start(struct dm_engine *e, dm_slot_t slot);
 int		 dm_membership_on_stranger(struct dm_engine *e, const char *peer,
 		    const struct dm_msg *m);
+void		 dm_membership_stranger_linked(struct dm_engine *e, const char *peer);
 int		 dm_membership_receive(struct dm_engine *e, dm_slot_t from, const char *peer,
 		    const struct dm_msg *m);
 

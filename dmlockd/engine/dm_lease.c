@@ -148,7 +148,8 @@ lease_acked(struct dm_engine *e, dm_slot_t from, uint64_t serial)
 	struct dm_heartbeat *hb = &e->heartbeats[serial % DM_HEARTBEATS_INFLIGHT];
 	dm_msec_t until;
 
-	if (hb->serial != serial || serial == 0 || dm_bit_get(hb->acked, from))
+	if (hb->serial != serial || serial == 0 || dm_bit_get(hb->acked, from) ||
+	    e->rx_other_incarnation)
 		return;
 	dm_bit_set(hb->acked, from, true);
 	hb->acks++;

@@ -115,20 +115,41 @@ sponsor_abort(struct dm_engine *e)
 
 /* --- Failure (§7.4) --- */
 
+/* The next epoch this node may use on its own (no vote): above every epoch
+ * it has seen or promised to a removal vote. */
+static uint64_t
+epoch_next(const struct dm_engine *e)
+{
+	return (e->epoch > e->promised_epoch ? e->epoch : e->promised_epoch) + 1;
+}
+
+/* Announce the removal of slot at epoch (majority: the epoch the voters
+ * accepted; otherwise epoch_next()). */
 static void
-announce_failure(struct dm_engine *e, dm_slot_t slot)
+announce_failure_at(struct dm_engine *e, dm_slot_t slot, uint64_t epoch)
 {
 	/* "When it has been determined that node j has failed, this can be
 	 *  broadcast by the node detecting the failure." */
 	struct dm_msg *m;
 
-	e->epoch++;
+	if (epoch > e->epoch)
+		e->epoch = epoch;
+	else
+		e->epoch = epoch_next(e);
+	if (e->epoch > e->promised_epoch)
+		e->promised_epoch = e->epoch;
 	m = dm_msg_begin(e, DM_MSG_NODE_FAILED, NULL);
 	set_subject(m, &e->nodes[slot]);
 	dm_log(e, DM_LOG_WARNING, "member failed: removing it", NULL, slot);
 	e->nodes[slot].departing = true;
 	broadcast(e, m);
 	dm_roster_erase(e, slot);
+}
+
+static void
+announce_failure(struct dm_engine *e, dm_slot_t slot)
+{
+	announce_failure_at(e, slot, epoch_next(e));
 }
 
 void
@@ -193,7 +214,7 @@ vote_commit(struct dm_engine *e)
 
 	e->vote_subject = DM_SLOT_NONE;
 	if (s < DM_NODES_MAX && e->nodes[s].used)
-		announce_failure(e, s);
+		announce_failure_at(e, s, e->vote_epoch);
 }
 
 static void
@@ -222,17 +243,36 @@ dm_membership_vote_start(struct dm_engine *e, dm_slot_t slot)
 		return;
 	e->vote_subject = slot;	/* from now on: no lease acks for it */
 	e->vote_serial++;
+	/* Our own ballot: promise it ourselves, so we never agree to another
+	 * removal at this epoch. */
+	e->vote_epoch = epoch_next(e);
+	e->promised_epoch = e->vote_epoch;
 	e->vote_yes = 1;
 	memset(e->voted, 0, sizeof(e->voted));
 	dm_bit_set(e->voted, e->self, true);
 	m = dm_msg_begin(e, DM_MSG_SUSPECT, NULL);
 	set_subject(m, &e->nodes[slot]);
 	m->serial = e->vote_serial;
+	m->arg = e->vote_epoch;
 	for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
 	    j = dm_roster_next(e, j))
 		if (j != slot)
 			dm_send(e, j, m);
 	vote_check(e);
+}
+
+/* Give up our running vote (another prober's ballot wins): voters that
+ * agreed to it may acknowledge the subject's lease again. */
+static void
+vote_abandon(struct dm_engine *e)
+{
+	struct dm_msg *m;
+
+	e->vote_subject = DM_SLOT_NONE;
+	dm_timer_stop(e, &e->vote_timer);
+	m = dm_msg_begin(e, DM_MSG_SUSPECT_ABORT, NULL);
+	m->serial = e->vote_serial;
+	broadcast(e, m);
 }
 
 static int
@@ -242,13 +282,38 @@ on_suspect(struct dm_engine *e, dm_slot_t from, const struct dm_msg *m)
 	 * suspect, and from then on refuse its heartbeats. */
 	dm_slot_t s = dm_roster_find(e, m->node, m->node_len);
 	bool agree = s == DM_SLOT_NONE || (s != e->self && silent_long_enough(e, s));
+	struct dm_msg *v;
+
+	/* About an incarnation we have already replaced: that one is gone. */
+	if (s != DM_SLOT_NONE && s != e->self && m->incarnation != 0 &&
+	    e->nodes[s].incarnation != 0 && m->incarnation != e->nodes[s].incarnation)
+		agree = true;
 
 	if (from == DM_SLOT_NONE)
 		return 0;
+	/* Ballot: agree only to an epoch above all we have seen or promised;
+	 * otherwise say which epoch the prober must exceed.  Two probers that
+	 * propose the same epoch at once would refuse each other for ever:
+	 * the one with the smaller name gives way (it drops its own vote, so
+	 * it can never decide that epoch itself). */
+	bool tie = m->arg == e->promised_epoch && m->arg > e->epoch &&
+	    e->vote_subject != DM_SLOT_NONE && e->vote_epoch == m->arg &&
+	    dm_roster_compare(e, from, e->self) > 0;
+	if ((m->arg <= e->epoch || m->arg <= e->promised_epoch) && !tie)
+		agree = false;
+	if (agree) {
+		e->promised_epoch = m->arg;
+		if (e->vote_subject != DM_SLOT_NONE)
+			vote_abandon(e);	/* ours can no longer win a majority */
+	}
 	/* The prober runs one vote at a time: this one replaces its last. */
 	e->nodes[from].joined_vote_subject = agree ? s : DM_SLOT_NONE;
 	e->nodes[from].joined_vote_serial = m->serial;
-	send_simple(e, from, DM_MSG_SUSPECT_VOTE, m->serial, agree ? 1 : 0);
+	v = dm_msg_begin(e, DM_MSG_SUSPECT_VOTE, NULL);
+	v->serial = m->serial;
+	v->arg = agree ? 1 : 0;
+	v->seq = e->epoch > e->promised_epoch ? e->epoch : e->promised_epoch;
+	dm_send(e, from, v);
 	return 0;
 }
 
@@ -265,6 +330,12 @@ bool
 dm_membership_condemned(const struct dm_engine *e, dm_slot_t slot)
 {
 	if (slot >= DM_NODES_MAX || !e->nodes[slot].used)
+		return true;
+	/* Only a member acknowledges leases: a joiner's roster is provisional
+	 * (and a restarting node's is gone), so it cannot know whether the
+	 * majority removed the requester. */
+	if (e->membership != DM_MEMBER_ACTIVE && e->membership != DM_MEMBER_SYNCING &&
+	    e->membership != DM_MEMBER_LEAVING)
 		return true;
 	if (e->nodes[slot].condemned || e->vote_subject == slot)
 		return true;
@@ -295,9 +366,22 @@ dm_membership_heard(struct dm_engine *e, dm_slot_t from)
 static int
 on_suspect_vote(struct dm_engine *e, dm_slot_t from, const struct dm_msg *m)
 {
-	if (from == DM_SLOT_NONE || m->serial != e->vote_serial || m->arg != 1 ||
+	if (from == DM_SLOT_NONE || m->serial != e->vote_serial ||
 	    e->vote_subject == DM_SLOT_NONE || dm_bit_get(e->voted, from))
 		return 0;
+	if (m->arg != 1) {
+		/* Refused because our ballot is too low?  Ask again above it
+		 * (the refusal names the highest epoch the voter knows). */
+		if (m->seq >= e->vote_epoch) {
+			dm_slot_t subject = e->vote_subject;
+			if (m->seq > e->promised_epoch)
+				e->promised_epoch = m->seq;
+			e->vote_subject = DM_SLOT_NONE;
+			dm_timer_stop(e, &e->vote_timer);
+			dm_membership_vote_start(e, subject);
+		}
+		return 0;
+	}
 	dm_bit_set(e->voted, from, true);
 	e->vote_yes++;
 	vote_check(e);
@@ -396,6 +480,14 @@ dm_membership_on_stranger(struct dm_engine *e, const char *peer, const struct dm
 	r = dm_msg_begin(e, DM_MSG_REJOIN, NULL);
 	send_to_name(e, peer, r);
 	return 0;
+}
+
+void
+dm_membership_stranger_linked(struct dm_engine *e, const char *peer)
+{
+	if (e->sponsoring && strcmp(peer, e->joiner) == 0)
+		return;	/* our joiner: it gets its roster soon */
+	dm_membership_on_stranger(e, peer, NULL);
 }
 
 /* --- Graceful removal (§7.3) --- */
@@ -507,6 +599,10 @@ restart_timer_fired(struct dm_engine *e)
 		if (at == 0)
 			continue;
 		if (at <= e->now) {
+			/* (Not a majority vote: the old incarnation is dead, and a
+			 * vote could not complete where the other members heard
+			 * from the new one.  Its epoch is above every epoch we
+			 * promised, but not agreed: see NOTES.md, Known limits.) */
 			if (e->membership == DM_MEMBER_ACTIVE)
 				announce_failure(e, j);
 			continue;
@@ -886,7 +982,10 @@ on_roster_end(struct dm_engine *e, const char *peer, const struct dm_msg *m)
 	 *  and use the largest." */
 	if (e->membership != DM_MEMBER_JOINING || !roster_from_sponsor(e, peer))
 		return 0;
-	if (m->serial != e->incarnation || m->epoch < e->epoch) {
+	if (m->serial != e->incarnation || m->epoch < e->epoch ||
+	    dm_roster_size(e) != m->arg + 1) {
+		/* (or some entries were not taken: e.g. they came from a
+		 * candidate before we moved on to another) */
 		/* Meant for an earlier incarnation of ours, or older than a
 		 * removal we have heard of: start over. */
 		for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;

@@ -55,8 +55,8 @@ enum dm_ra_kind {
 /* Lamport's kinds (algo_lamport.c) and Maekawa's (algo_maekawa.c): a range
  * of their own, 0x90-0xaf, so traces name them. */
 enum dm_lamport_kind {
-	DM_LP_REQUEST = 0x90,	/* REQUEST(ts): seq = timestamp, flags TRY */
-	DM_LP_REPLY,		/* REPLY: seq echoes; arg 1 = "mine is earlier", serial = my ts */
+	DM_LP_REQUEST = 0x90,	/* REQUEST(ts): seq = timestamp, serial = lease round, flags TRY */
+	DM_LP_REPLY,		/* REPLY: seq echoes; arg = my ts if earlier (0 = null), serial = lease ack */
 	DM_LP_RELEASE,		/* RELEASE: seq = the released request's timestamp */
 	DM_LP_BUSY,		/* try-once refused: seq echoed */
 	DM_LP_ARE_YOU_THERE,	/* probe: seq = prober's request */

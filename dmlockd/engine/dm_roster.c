@@ -247,8 +247,17 @@ dm_roster_link(struct dm_engine *e, const char *peer, bool up)
 {
 	dm_slot_t s = dm_roster_find(e, peer, strlen(peer));
 
-	if (s == DM_SLOT_NONE)
+	if (s == DM_SLOT_NONE) {
+		/* A non-member linked to us (e.g. removed while frozen, or
+		 * restarted from a static roster): tell it to rejoin, or it may
+		 * wait for ever before saying anything that would earn a
+		 * REJOIN.  A joiner in progress ignores it. */
+		if (up)
+			dm_membership_stranger_linked(e, peer);
 		return;
+	}
+	if (s == e->self || e->nodes[s].link_up == up)
+		return;	/* a replayed LINK_UP is not news from the peer */
 	e->nodes[s].link_up = up;
 	if (up)
 		e->nodes[s].last_heard = e->now;

@@ -697,6 +697,8 @@ node_start(struct sim_world *w, int n, bool initial)
 		.stop_ms = SIM_STOP_MS,
 		.clock_drift_ppm = SIM_DRIFT_PPM,
 		.test_breakage = w->cfg.breakage,
+		.election = w->cfg.election,
+		.group_size = w->cfg.group_size,
 	};
 	size_t np = 0;
 	int r;
@@ -1324,6 +1326,14 @@ sim_config_defaults(struct sim_config *cfg)
 		if (cfg->request_kind == 0)
 			cfg->request_kind = DM_RA_REQUEST;
 		cfg->appendix_bound = true;
+	}
+	/* Lamport, Maekawa: arm the synchronisation-delay metric only
+	 * (permission helper, SIM-REQUESTS.md). */
+	if (!cfg->no_expectations && cfg->request_kind == 0) {
+		if (strcmp(cfg->algorithm, "lamport") == 0)
+			cfg->request_kind = DM_LP_REQUEST;
+		else if (strcmp(cfg->algorithm, "maekawa") == 0)
+			cfg->request_kind = DM_MK_REQUEST;
 	}
 }
 

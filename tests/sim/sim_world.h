@@ -76,6 +76,9 @@ struct sim_config {
 	FILE		*trace;			/* echo every trace line here; NULL: none */
 	FILE		*report;		/* violation report (seed, invariant, trace); NULL: none */
 	size_t		 trace_keep;		/* lines kept for the report (default 400) */
+
+	const char	*election;		/* dm_engine_config.election (NULL: bully) */
+	uint32_t	 group_size;		/* dm_engine_config.group_size (0: default) */
 };
 
 struct sim_result {

@@ -242,6 +242,230 @@ START_TEST(test_grow_from_standalone_gets_deadline)
 }
 END_TEST
 
+/* Deliver one hand-made message from node `from` to node `to`. */
+static void
+inject(int from, int to, struct dm_msg *m)
+{
+	struct dm_event ev = { .type = DM_EV_RECEIVE,
+	    .u.receive = { .peer = C.names[from], .msg = m } };
+
+	ck_assert_int_eq(h_step(&C, to, &ev), 0);
+}
+
+/* The last queued (undelivered) message of kind from -> to, or NULL. */
+static const struct dm_msg *
+queued(int from, int to, uint8_t kind)
+{
+	for (size_t i = C.qtail; i-- > C.qhead;) {
+		const struct h_packet *p = &C.q[i % H_QUEUE];
+		if (p->from == from && p->to == to && p->msg.kind == kind)
+			return &p->msg;
+	}
+	return NULL;
+}
+
+static void
+suspect_msg(struct dm_msg *m, const char *subject, uint64_t serial, uint64_t epoch)
+{
+	memset(m, 0, sizeof(*m));
+	m->kind = DM_MSG_SUSPECT;
+	m->node_len = (uint8_t)strlen(subject);
+	memcpy(m->node, subject, m->node_len + 1u);
+	m->serial = serial;
+	m->arg = epoch;	/* the ballot: the epoch the removal would start */
+	m->incarnation = 1;
+}
+
+static void
+link_event(int node, int peer, bool up)
+{
+	struct dm_event ev = { .type = up ? DM_EV_LINK_UP : DM_EV_LINK_DOWN,
+	    .u.link.peer = C.names[peer] };
+
+	ck_assert_int_eq(h_step(&C, node, &ev), 0);
+}
+
+START_TEST(test_removal_epoch_is_a_ballot)
+{
+	/* Two probers propose removals at the same epoch: a voter promises
+	 * that epoch to the first and refuses the second, naming the epoch to
+	 * exceed, so two decisions can never produce equal fencing tokens. */
+	struct dm_msg m;
+	const struct dm_msg *v;
+
+	h_init(&C, 4, DM_FAILURE_MAJORITY, 0);
+	C.down[3] = true;
+	h_advance(&C, C.now + 8000);	/* node3 silent for more than T_fail */
+	suspect_msg(&m, "node3", 1, 1);
+	inject(0, 1, &m);
+	v = queued(1, 0, DM_MSG_SUSPECT_VOTE);
+	ck_assert_ptr_nonnull(v);
+	ck_assert_uint_eq(v->arg, 1);
+	suspect_msg(&m, "node3", 1, 1);
+	inject(2, 1, &m);
+	v = queued(1, 2, DM_MSG_SUSPECT_VOTE);
+	ck_assert_ptr_nonnull(v);
+	ck_assert_uint_eq(v->arg, 0);
+	ck_assert_uint_ge(v->seq, 1);
+	/* A higher ballot is accepted. */
+	suspect_msg(&m, "node3", 2, 2);
+	inject(2, 1, &m);
+	ck_assert_uint_eq(queued(1, 2, DM_MSG_SUSPECT_VOTE)->arg, 1);
+}
+END_TEST
+
+START_TEST(test_prober_retries_above_refused_ballot)
+{
+	/* A voter that promised a higher epoch elsewhere refuses; the prober
+	 * asks again above it and the removal commits at that epoch. */
+	struct dm_msg m;
+
+	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
+	C.down[2] = true;
+	h_advance(&C, C.now + 8000);
+	suspect_msg(&m, "node2", 9, 5);	/* a vote from some other prober at 5 */
+	inject(0, 1, &m);
+	C.qhead = C.qtail;		/* (its answer is lost) */
+	h_acquire(&C, 0, 1, "b", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&C);
+	for (int k = 0; k < 100 && !granted(1); k++)
+		h_advance(&C, C.now + 100);
+	ck_assert(granted(1));
+	ck_assert_uint_eq(h_roster(&C, 0), 2);
+	ck_assert_uint_ge(h_find(&C, DM_FX_GRANT, 1)->token >> 40, 6);
+}
+END_TEST
+
+START_TEST(test_joiner_acks_no_lease)
+{
+	/* A joiner answers a sponsor's roster-lock REQUEST (it never wants the
+	 * lock) but must not acknowledge the sponsor's lease: its roster is
+	 * provisional, it cannot know whether the majority removed the
+	 * requester. */
+	struct dm_msg m;
+	const struct dm_msg *r;
+
+	h_init(&C, 2, DM_FAILURE_MAJORITY, 0);
+	h_join(&C, 2, 0, DM_FAILURE_MAJORITY, 1);
+	C.qhead = C.qtail;
+	memset(&m, 0, sizeof(m));
+	m.kind = DM_RA_REQUEST;
+	m.mode = DM_MODE_EXCLUSIVE;
+	m.lock_len = (uint8_t)strlen(".dmlock/roster");
+	memcpy(m.lock, ".dmlock/roster", m.lock_len + 1u);
+	m.seq = 50;
+	m.serial = 7;	/* the requester's lease round */
+	m.incarnation = 1;
+	inject(1, 2, &m);
+	r = queued(2, 1, DM_RA_REPLY);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_uint_eq(r->serial, 7);
+	ck_assert_uint_eq(r->arg, 0);
+}
+END_TEST
+
+START_TEST(test_link_up_twice_is_noop)
+{
+	/* A replayed LINK_UP for a peer already up is not news from it: it
+	 * must not reset the failure detector's silence clock. */
+	struct dm_msg m;
+
+	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
+	link_event(1, 2, true);
+	C.down[2] = true;
+	h_advance(&C, C.now + 8000);
+	link_event(1, 2, true);		/* replay */
+	link_event(1, 0, true);	/* and one for another member */
+	suspect_msg(&m, "node2", 1, 1);
+	inject(0, 1, &m);
+	ck_assert_uint_eq(queued(1, 0, DM_MSG_SUSPECT_VOTE)->arg, 1);
+}
+END_TEST
+
+/* node2 misses its own removal (frozen, messages lost), then resumes. */
+static void
+remove_node2_behind_its_back(void)
+{
+	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
+	C.down[2] = true;
+	h_acquire(&C, 0, 1, "f", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&C);
+	for (int k = 0; k < 100 && !granted(1); k++)
+		h_advance(&C, C.now + 100);
+	ck_assert(granted(1));
+	ck_assert_uint_eq(h_roster(&C, 0), 2);
+	ck_assert_uint_eq(h_roster(&C, 1), 2);
+	h_release(&C, 0, 1);
+	h_pump(&C);
+}
+
+START_TEST(test_link_up_from_removed_node_rejoin)
+{
+	/* CLUSTER-2: the frozen node resumes, its links come back up, it
+	 * sends nothing; the members must tell it it was removed. */
+	remove_node2_behind_its_back();
+	C.down[2] = false;
+	ck_assert(h_ready(&C, 2));		/* still believes it is a member */
+	ck_assert_uint_eq(h_roster(&C, 2), 3);
+	link_event(0, 2, false);
+	link_event(0, 2, true);
+	link_event(2, 0, true);
+	h_pump(&C);
+	ck_assert_uint_ge(C.sent_kind[DM_MSG_REJOIN], 1);
+	ck_assert(!h_ready(&C, 2));
+	h_advance(&C, C.now + 10000);
+	h_pump(&C);
+	for (int k = 0; k < 100 && !h_ready(&C, 2); k++)
+		h_advance(&C, C.now + 100);
+	ck_assert(h_ready(&C, 2));
+	for (int i = 0; i < 3; i++)
+		ck_assert_uint_eq(h_roster(&C, i), 3);
+	h_acquire(&C, 2, 2, "f", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&C);
+	ck_assert(granted(2));
+	ck_assert_uint_gt(h_find(&C, DM_FX_GRANT, 2)->token, h_find(&C, DM_FX_GRANT, 1)->token);
+}
+END_TEST
+
+START_TEST(test_static_restart_rejoins)
+{
+	/* CLUSTER-3: node2 crashed, was removed, and restarts from its static
+	 * peers config (no sponsor) with a new incarnation.  It must rejoin
+	 * through one of its peers and then serve clients. */
+	struct dm_peer_spec peers[3];
+	struct dm_engine_config cfg;
+
+	remove_node2_behind_its_back();
+	for (int i = 0; i < 3; i++) {
+		peers[i].name = C.names[i];
+		peers[i].address = "127.0.0.1:2";
+	}
+	C.e[2] = dm_engine_free(C.e[2]);
+	C.down[2] = false;
+	h_config(&cfg, C.names[2], peers, 3);
+	cfg.incarnation = 2;
+	ck_assert_int_eq(dm_engine_new(&cfg, &C.e[2]), 0);
+	struct dm_event tick = { .type = DM_EV_TICK };
+	ck_assert_int_eq(h_step(&C, 2, &tick), 0);
+	link_event(2, 0, true);
+	link_event(0, 2, true);
+	link_event(2, 1, true);
+	link_event(1, 2, true);
+	h_pump(&C);
+	for (int k = 0; k < 300 && !(h_ready(&C, 2) && h_roster(&C, 0) == 3); k++)
+		h_advance(&C, C.now + 100);
+	ck_assert(h_ready(&C, 2));
+	for (int i = 0; i < 3; i++)
+		ck_assert_uint_eq(h_roster(&C, i), 3);
+	h_acquire(&C, 2, 2, "f", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&C);
+	for (int k = 0; k < 100 && !granted(2); k++)
+		h_advance(&C, C.now + 100);
+	ck_assert(granted(2));
+	ck_assert_uint_gt(h_find(&C, DM_FX_GRANT, 2)->token, h_find(&C, DM_FX_GRANT, 1)->token);
+}
+END_TEST
+
 static Suite *
 roster_suite(void)
 {
@@ -259,6 +483,12 @@ roster_suite(void)
 	tcase_add_test(tc, test_majority_two_nodes_never_removes);
 	tcase_add_test(tc, test_peer_restarted);
 	tcase_add_test(tc, test_grow_from_standalone_gets_deadline);
+	tcase_add_test(tc, test_removal_epoch_is_a_ballot);
+	tcase_add_test(tc, test_prober_retries_above_refused_ballot);
+	tcase_add_test(tc, test_joiner_acks_no_lease);
+	tcase_add_test(tc, test_link_up_twice_is_noop);
+	tcase_add_test(tc, test_link_up_from_removed_node_rejoin);
+	tcase_add_test(tc, test_static_restart_rejoins);
 	suite_add_tcase(s, tc);
 	return s;
 }

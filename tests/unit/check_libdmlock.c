@@ -287,6 +287,61 @@ START_TEST(status_and_ping)
 }
 END_TEST
 
+START_TEST(admin_queries)
+{
+	struct dmlock_conn *c = connect_ok();
+	struct dmlock_lock *l = acquire_ok(c, "t/query", DMLOCK_EXCLUSIVE, DMLOCK_TRY);
+	char *text = NULL, want[160];
+
+	/* LOCKS: the lock with this node's name as the tenth field. */
+	ck_assert_int_eq(dmlock_query(c, "LOCKS\n", &text), 0);
+	snprintf(want, sizeof(want), "LOCK t/query ex held %llu ",
+	    (unsigned long long)dmlock_lock_token(l));
+	ck_assert_msg(strstr(text, want) != NULL, "no '%s' in: %s", want, text);
+	snprintf(want, sizeof(want), " %s\n", dmlock_conn_node(c));
+	ck_assert_msg(strstr(text, want) != NULL, "no node '%s' in: %s", want, text);
+	free(text);
+	/* STATUS through the same call, with the capability line. */
+	ck_assert_int_eq(dmlock_query(c, "STATUS", &text), 0);
+	ck_assert_msg(strstr(text, "\nCAPS ") != NULL, "no CAPS in: %s", text);
+	free(text);
+	/* A refusal comes back as an error with the daemon's sentence. */
+	ck_assert_int_eq(dmlock_query(c, "REMOVE ghost", &text), -ENOENT);
+	ck_assert_ptr_nonnull(text);
+	ck_assert_msg(strstr(text, "no node 'ghost'") != NULL, "text: %s", text);
+	free(text);
+	ck_assert_int_eq(dmlock_query(c, "JOIN a@127.0.0.1:9", &text), -EOPNOTSUPP);
+	free(text);
+	/* Not an administrative request: refused by the library, *ret NULL. */
+	text = (char *)"untouched";
+	ck_assert_int_eq(dmlock_query(c, "PING", &text), -EINVAL);
+	ck_assert_int_eq(dmlock_query(c, "ACQUIRE 9 x ex try", &text), -EINVAL);
+	ck_assert_int_eq(dmlock_query(c, "REMOVE bad name", &text), -EINVAL);
+	/* The connection still works. */
+	ck_assert_int_eq(dmlock_ping(c, NULL), 0);
+	ck_assert_str_eq(dmlock_conn_message(c), "");
+	ck_assert_int_eq(dmlock_release(l), 0);
+	dmlock_close(c);
+}
+END_TEST
+
+START_TEST(denial_message)
+{
+	/* The test daemon runs the default algorithm: take a try-once lock
+	 * twice and read the busy denial's text. */
+	struct dmlock_conn *a = connect_ok(), *b = connect_ok();
+	struct dmlock_lock *l = acquire_ok(a, "t/message", DMLOCK_EXCLUSIVE, DMLOCK_TRY);
+	struct dmlock_lock *l2 = NULL;
+	ck_assert_int_eq(dmlock_acquire(b, "t/message", DMLOCK_EXCLUSIVE, DMLOCK_TRY, &l2), -EBUSY);
+	ck_assert_ptr_null(l2);
+	ck_assert_str_eq(dmlock_conn_message(b), "the lock is held");
+	ck_assert_str_eq(dmlock_lock_message(l), "");
+	ck_assert_int_eq(dmlock_release(l), 0);
+	dmlock_close(a);
+	dmlock_close(b);
+}
+END_TEST
+
 START_TEST(bad_arguments)
 {
 	struct dmlock_conn *c = connect_ok(), *none = NULL;
@@ -577,6 +632,8 @@ libdmlock_suite(void)
 	tcase_add_test(tc, released_when_holder_killed);
 	tcase_add_test(tc, nonblocking_callbacks);
 	tcase_add_test(tc, status_and_ping);
+	tcase_add_test(tc, admin_queries);
+	tcase_add_test(tc, denial_message);
 	tcase_add_test(tc, bad_arguments);
 	tcase_add_test(tc, flood_does_not_disturb_others);
 	tcase_add_test(tc, oversized_line_disconnects_only_that_client);

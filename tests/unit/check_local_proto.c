@@ -356,6 +356,83 @@ START_TEST(reason_tables)
 }
 END_TEST
 
+START_TEST(admin_requests)
+{
+	struct lp_request req;
+	enum lp_error code = 0;
+
+	request_round_trip("LOCKS");
+	request_round_trip("LEAVE");
+	request_round_trip("REMOVE host-b");
+	request_round_trip("JOIN host-a@127.0.0.1:7411");
+	request_round_trip("JOIN host-a@[::1]:1");
+	ck_assert_int_eq(lp_request_parse("REMOVE n1", 9, &req, &code), 0);
+	ck_assert_int_eq(req.verb, LP_REMOVE);
+	ck_assert_str_eq(req.arg, "n1");
+	ck_assert_str_eq(req.id, "");
+	ck_assert(LP_VERB_IS_ADMIN(req.verb));
+	ck_assert(!LP_VERB_IS_ADMIN(LP_ACQUIRE) && !LP_VERB_IS_ADMIN(LP_PING));
+
+	static const struct {
+		const char	*line;
+		enum lp_error	 code;
+	} bad[] = {
+		{ "LOCKS x", LP_E_SYNTAX }, { "LEAVE now", LP_E_SYNTAX },
+		{ "REMOVE", LP_E_BAD_NODE }, { "REMOVE a b", LP_E_BAD_NODE },
+		{ "REMOVE -x", LP_E_BAD_NODE }, { "REMOVE a@b:1", LP_E_BAD_NODE },
+		{ "JOIN a", LP_E_BAD_NODE }, { "JOIN a@host", LP_E_BAD_NODE },
+		{ "JOIN a@host:0", LP_E_BAD_NODE }, { "JOIN a@host:65536", LP_E_BAD_NODE },
+		{ "JOIN a@:7", LP_E_BAD_NODE }, { "JOIN @h:7", LP_E_BAD_NODE },
+		{ "JOIN a@h:7x", LP_E_BAD_NODE }, { "JOIN a@b@h:7", LP_E_BAD_NODE },
+		{ "locks", LP_E_UNKNOWN_VERB },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		code = 0;
+		ck_assert_msg(lp_request_parse(bad[i].line, strlen(bad[i].line), &req, &code) ==
+		    -EINVAL, "'%s' accepted", bad[i].line);
+		ck_assert_msg(code == bad[i].code, "'%s': code %d, want %d", bad[i].line,
+		    (int)code, (int)bad[i].code);
+	}
+	/* The formatter refuses what the parser would. */
+	char out[LP_LINE_MAX + 1];
+	struct lp_request r2 = { .verb = LP_JOIN };
+	snprintf(r2.arg, sizeof(r2.arg), "no-port@host");
+	ck_assert_int_eq(lp_request_format(out, sizeof(out), &r2), -EINVAL);
+	r2.verb = LP_REMOVE;
+	snprintf(r2.arg, sizeof(r2.arg), "has space");
+	ck_assert_int_eq(lp_request_format(out, sizeof(out), &r2), -EINVAL);
+}
+END_TEST
+
+START_TEST(admin_replies)
+{
+	struct lp_reply rep;
+	static const char *const lines[] = { "CAPS lamport exclusive-only", "INFO leaving now",
+	    "LOCK a ex held 3 100 12 0 r1 host-a", "PEER b 127.0.0.1:1 up 12 345" };
+	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+		ck_assert_int_eq(lp_reply_parse(lines[i], strlen(lines[i]), &rep), 0);
+		ck_assert_int_eq(rep.type, LP_R_STATUS_LINE);
+	}
+	static const struct {
+		const char	*word;
+		enum lp_error	 code;
+		int		 error;
+	} codes[] = {
+		{ "denied", LP_E_DENIED, -EACCES }, { "unknown-node", LP_E_UNKNOWN_NODE, -ENOENT },
+		{ "bad-node", LP_E_BAD_NODE, -EINVAL }, { "bad-state", LP_E_BAD_STATE, -EALREADY },
+		{ "unsupported", LP_E_UNSUPPORTED, -EOPNOTSUPP }, { "no-such-code", LP_E_OTHER, -EIO },
+	};
+	for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++) {
+		char line[128];
+		int n = snprintf(line, sizeof(line), "ERROR - %s some text", codes[i].word);
+		ck_assert_int_eq(lp_reply_parse(line, (size_t)n, &rep), 0);
+		ck_assert_int_eq(rep.code, codes[i].code);
+		ck_assert_int_eq(lp_error_errno(rep.code), codes[i].error);
+		ck_assert_int_eq(rep.text_len, 9);
+	}
+}
+END_TEST
+
 START_TEST(socket_paths)
 {
 	char buf[sizeof(((struct sockaddr_un *)0)->sun_path)];
@@ -409,6 +486,8 @@ local_proto_suite(void)
 	tcase_add_test(tc, request_bad_bytes);
 	tcase_add_test(tc, request_name_limits);
 	tcase_add_test(tc, request_format_rejects);
+	tcase_add_test(tc, admin_requests);
+	tcase_add_test(tc, admin_replies);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("replies");

@@ -1,0 +1,225 @@
+/*
+ * check_algo_hierarchical.c: unit tests of the hierarchical group/system
+ * coordinator algorithm (algo_hierarchical*.c) on the in-test cluster:
+ * the thesis's six messages per entry, earliest-timestamp order across
+ * groups, fencing tokens through the coordinator chain, try-once, the
+ * group size, and a coordinator removal (bully election, tables rebuilt
+ * from the members before anything is granted).
+ */
+#include "hier_harness.h"
+
+#define NREQUEST 0xc0
+#define GREQUEST 0xc1
+#define GREPLY	 0xc2
+#define NREPLY	 0xc3
+#define NRELEASE 0xc4
+#define GRELEASE 0xc5
+#define GREQREL	 0xc6
+
+static size_t
+algo_msgs(const struct h_cluster *c)
+{
+	size_t n = 0;
+
+	for (unsigned k = NREQUEST; k <= 0xc9; k++)
+		n += c->sent_kind[k];
+	return n;
+}
+
+START_TEST(six_messages_per_entry)
+{
+	/* "the maximum number of messages ... is six: an NREQUEST, a GREQUEST,
+	 *  a GREPLY, an NREPLY, an NRELEASE, and a GRELEASE message." */
+	struct h_cluster c;
+
+	hh_init(&c, 8, NULL, 0);
+	h_acquire(&c, 5, 1, "a", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&c);
+	h_advance(&c, c.now + 100);
+	ck_assert_ptr_nonnull(h_find(&c, DM_FX_GRANT, 1));
+	ck_assert_int_eq(h_release(&c, 5, 1), 0);
+	h_pump(&c);
+	ck_assert_uint_eq(hh_kind(&c, NREQUEST), 1);
+	ck_assert_uint_eq(hh_kind(&c, GREQUEST), 1);
+	ck_assert_uint_eq(hh_kind(&c, GREPLY), 1);
+	ck_assert_uint_eq(hh_kind(&c, NREPLY), 1);
+	ck_assert_uint_eq(hh_kind(&c, NRELEASE), 1);
+	ck_assert_uint_eq(hh_kind(&c, GRELEASE), 1);
+	ck_assert_uint_eq(algo_msgs(&c), 6);
+	/* The group coordinator's own request costs only the group level. */
+	memset(c.sent_kind, 0, sizeof(c.sent_kind));
+	h_acquire(&c, 4, 2, "a", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&c);
+	h_advance(&c, c.now + 100);
+	ck_assert_ptr_nonnull(h_find(&c, DM_FX_GRANT, 2));
+	ck_assert_int_eq(h_release(&c, 4, 2), 0);
+	h_pump(&c);
+	ck_assert_uint_eq(algo_msgs(&c), 3);	/* GREQUEST, GREPLY, GRELEASE */
+	h_fini(&c);
+}
+END_TEST
+
+START_TEST(mutual_exclusion_order_and_tokens)
+{
+	struct h_cluster c;
+	const struct h_fx *g1, *g2, *g3;
+
+	hh_init(&c, 8, NULL, 0);
+	h_acquire(&c, 6, 1, "a", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&c);
+	h_advance(&c, c.now + 50);
+	g1 = h_find(&c, DM_FX_GRANT, 1);
+	ck_assert_ptr_nonnull(g1);
+	/* Two more wait: node2 (group 0) asks before node7 (group 1). */
+	h_acquire(&c, 2, 2, "a", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&c);
+	h_acquire(&c, 7, 3, "a", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&c);
+	h_advance(&c, c.now + 50);
+	ck_assert_ptr_null(h_find(&c, DM_FX_GRANT, 2));
+	ck_assert_ptr_null(h_find(&c, DM_FX_GRANT, 3));
+	ck_assert_int_eq(h_release(&c, 6, 1), 0);
+	h_pump(&c);
+	h_advance(&c, c.now + 50);
+	/* Earliest timestamp first: node2, although node7 shares node6's group. */
+	g2 = h_find(&c, DM_FX_GRANT, 2);
+	ck_assert_ptr_nonnull(g2);
+	ck_assert_ptr_null(h_find(&c, DM_FX_GRANT, 3));
+	ck_assert_uint_gt(g2->token, h_find(&c, DM_FX_GRANT, 1)->token);
+	ck_assert_int_eq(h_release(&c, 2, 2), 0);
+	h_pump(&c);
+	h_advance(&c, c.now + 50);
+	g3 = h_find(&c, DM_FX_GRANT, 3);
+	ck_assert_ptr_nonnull(g3);
+	ck_assert_uint_gt(g3->token, h_find(&c, DM_FX_GRANT, 2)->token);
+	h_fini(&c);
+}
+END_TEST
+
+START_TEST(try_once_is_refused_while_held)
+{
+	struct h_cluster c;
+	const struct h_fx *d;
+
+	hh_init(&c, 6, NULL, 0);
+	h_acquire(&c, 1, 1, "a", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&c);
+	h_advance(&c, c.now + 50);
+	ck_assert_ptr_nonnull(h_find(&c, DM_FX_GRANT, 1));
+	h_acquire(&c, 5, 2, "a", DM_MODE_EXCLUSIVE, DM_WAIT_TRY);
+	h_pump(&c);
+	d = h_find(&c, DM_FX_DENY, 2);
+	ck_assert_ptr_nonnull(d);
+	ck_assert_int_eq(d->error, -EBUSY);
+	/* Shared mode is not offered. */
+	h_acquire(&c, 5, 3, "b", DM_MODE_SHARED, DM_WAIT_FOREVER);
+	d = h_find(&c, DM_FX_DENY, 3);
+	ck_assert_ptr_nonnull(d);
+	ck_assert_int_eq(d->error, -EOPNOTSUPP);
+	h_fini(&c);
+}
+END_TEST
+
+START_TEST(group_size_is_configurable)
+{
+	/* group_size 2: node3's group coordinator is node2, so node3's
+	 * NREQUEST is the only message node3 sends before its grant. */
+	struct h_cluster c;
+
+	hh_init(&c, 6, NULL, 2);
+	h_acquire(&c, 3, 1, "a", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&c);
+	h_advance(&c, c.now + 50);
+	ck_assert_ptr_nonnull(h_find(&c, DM_FX_GRANT, 1));
+	ck_assert_uint_eq(algo_msgs(&c), 4);
+	/* With groups of 4 node3 would be in node0's group: node0 is both
+	 * coordinators and the entry costs NREQUEST + NREPLY only. */
+	h_fini(&c);
+	hh_init(&c, 6, NULL, 4);
+	h_acquire(&c, 3, 1, "a", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&c);
+	h_advance(&c, c.now + 50);
+	ck_assert_ptr_nonnull(h_find(&c, DM_FX_GRANT, 1));
+	ck_assert_uint_eq(algo_msgs(&c), 2);
+	h_fini(&c);
+}
+END_TEST
+
+START_TEST(coordinator_removed_while_lock_held)
+{
+	/* node5 holds; the system coordinator node0 is removed.  The election
+	 * rebuilds the tables from the members: node5's HELD report makes
+	 * node1 (new system coordinator) keep the lock for node5's group, so
+	 * node2 waits until node5 releases, and gets a higher token. */
+	struct h_cluster c;
+	const struct h_fx *g1, *g2;
+
+	hh_init(&c, 8, NULL, 0);
+	h_acquire(&c, 5, 1, "a", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&c);
+	h_advance(&c, c.now + 50);
+	g1 = h_find(&c, DM_FX_GRANT, 1);
+	ck_assert_ptr_nonnull(g1);
+	hh_remove(&c, 0);
+	h_advance(&c, c.now + 200);
+	ck_assert_uint_gt(hh_kind(&c, 112 + 4), 0);	/* SET_COORDINATOR: an election ran */
+	ck_assert_ptr_null(h_find(&c, DM_FX_LOST, 1));
+	h_acquire(&c, 2, 2, "a", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&c);
+	h_advance(&c, c.now + 100);
+	ck_assert_ptr_null(h_find(&c, DM_FX_GRANT, 2));
+	ck_assert_int_eq(h_release(&c, 5, 1), 0);
+	h_pump(&c);
+	h_advance(&c, c.now + 100);
+	g2 = h_find(&c, DM_FX_GRANT, 2);
+	ck_assert_ptr_nonnull(g2);
+	ck_assert_uint_gt(g2->token, h_find(&c, DM_FX_GRANT, 1)->token);
+	h_fini(&c);
+}
+END_TEST
+
+START_TEST(withdrawn_request_does_not_block)
+{
+	struct h_cluster c;
+
+	hh_init(&c, 8, NULL, 0);
+	h_acquire(&c, 1, 1, "a", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&c);
+	h_advance(&c, c.now + 50);
+	ck_assert_ptr_nonnull(h_find(&c, DM_FX_GRANT, 1));
+	h_acquire(&c, 6, 2, "a", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&c);
+	ck_assert_int_eq(h_cancel(&c, 6, 2), 0);
+	h_pump(&c);
+	h_acquire(&c, 7, 3, "a", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&c);
+	ck_assert_int_eq(h_release(&c, 1, 1), 0);
+	h_pump(&c);
+	h_advance(&c, c.now + 100);
+	ck_assert_ptr_null(h_find(&c, DM_FX_GRANT, 2));
+	ck_assert_ptr_nonnull(h_find(&c, DM_FX_GRANT, 3));
+	h_fini(&c);
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite *s = suite_create("algo_hierarchical");
+	TCase *tc = tcase_create("core");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(tc, six_messages_per_entry);
+	tcase_add_test(tc, mutual_exclusion_order_and_tokens);
+	tcase_add_test(tc, try_once_is_refused_while_held);
+	tcase_add_test(tc, group_size_is_configurable);
+	tcase_add_test(tc, coordinator_removed_while_lock_held);
+	tcase_add_test(tc, withdrawn_request_does_not_block);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

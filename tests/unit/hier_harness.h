@@ -1,0 +1,60 @@
+/*
+ * hier_harness.h: engine_harness.h's in-test cluster started with the
+ * hierarchical algorithm, an election and a group size (shared by
+ * check_algo_hierarchical.c and check_election_invitation.c).
+ */
+#ifndef HIER_HARNESS_H
+#define HIER_HARNESS_H
+
+#include "engine_harness.h"
+
+static inline void
+hh_init(struct h_cluster *c, int n, const char *election, uint32_t group_size)
+{
+	struct dm_peer_spec peers[H_NODES];
+	struct dm_engine_config cfg;
+
+	memset(c, 0, sizeof(*c));
+	c->q = calloc(H_QUEUE, sizeof(*c->q));
+	ck_assert_ptr_nonnull(c->q);
+	c->n = n;
+	c->now = 1000;
+	for (int i = 0; i < n; i++) {
+		snprintf(c->names[i], sizeof(c->names[i]), "node%d", i);
+		peers[i].name = c->names[i];
+		peers[i].address = "127.0.0.1:2";
+	}
+	for (int i = 0; i < n; i++) {
+		h_config(&cfg, c->names[i], peers, (size_t)n);
+		cfg.algorithm = "hierarchical";
+		cfg.election = election;
+		cfg.group_size = group_size;
+		ck_assert_int_eq(dm_engine_new(&cfg, &c->e[i]), 0);
+		struct dm_event ev = { .type = DM_EV_TICK };
+		ck_assert_int_eq(h_step(c, i, &ev), 0);
+	}
+	h_pump(c);
+}
+
+/* Operator removal of node 'gone' at every other live node (immediate). */
+static inline void
+hh_remove(struct h_cluster *c, int gone)
+{
+	c->down[gone] = true;
+	for (int i = 0; i < c->n; i++) {
+		if (i == gone || c->down[i])
+			continue;
+		struct dm_event ev = { .type = DM_EV_REMOVE_NODE,
+		    .u.remove.peer = c->names[gone] };
+		ck_assert_int_eq(h_step(c, i, &ev), 0);
+	}
+	h_pump(c);
+}
+
+static inline size_t
+hh_kind(const struct h_cluster *c, unsigned kind)
+{
+	return c->sent_kind[kind];
+}
+
+#endif /* HIER_HARNESS_H */
