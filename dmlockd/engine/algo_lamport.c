@@ -25,14 +25,26 @@
  *  - Try-once: a REQUEST flagged TRY is answered BUSY instead of Reply(t);
  *    the requester withdraws (RELEASE to all) and refuses with -EBUSY.
  *  - Replies, BUSY and probe answers echo the request's timestamp, so late
- *    answers to a withdrawn request are ignored.
+ *    answers to a withdrawn request are ignored.  Reply(t) carries t in
+ *    arg (0 = null: timestamps start at 1).
+ *  - Leases (failure_policy = majority): the REQUEST doubles as a lease
+ *    round (serial = dm_lease_round()); every Reply echoes it as an ack
+ *    unless we agreed to remove the requester, so N-1 Replies are a
+ *    majority and a grant needs no extra heartbeat round (2T, as RA).
  *  - Failure: as in RA §7.4 - after the request timeout the nodes we still
  *    wait for (a Reply, or the RELEASE of an earlier requester) are probed
  *    (ARE_YOU_THERE); those silent for another probe timeout are suspected
  *    and the engine's roster rules (majority confirmation) remove them;
  *    peer_gone() then counts the missing Reply as received and drops the
- *    node from my_Q.  A joining node is ordered by its synchronised clock
- *    (RA §7.2.3): our earlier request answers its REQUEST with Reply(t).
+ *    node from my_Q.  A RELEASE from a queued node restarts the timeout
+ *    ("a new timeout period may begin"), so long queues cost no probes.
+ *  - The probe carries our request and is answered exactly like it (Reply):
+ *    the engine drops algorithm messages to a node that is still joining,
+ *    so a REQUEST sent right after NODE_ADD may be lost; the probe's Reply
+ *    recovers it.  A null Reply to a probe from a node in my_Q means its
+ *    RELEASE (sent before, FIFO) is in: it leaves my_Q.
+ *  - A joining node is ordered by its synchronised clock (RA §7.2.3): our
+ *    earlier request answers its REQUEST with Reply(t).
  */
 #include <errno.h>
 #include <string.h>
@@ -317,6 +329,8 @@ lp_on_release(struct dm_engine *e, struct dm_lock *l, dm_slot_t j, const struct 
 		return 0;
 	lp_drop_queued(s, j);
 	lp_try_enter(e, l, s);
+	if (s->requesting && !s->in_cs && s->timer_phase == LP_TIMER_WAIT)
+		lp_arm(e, l, s, LP_TIMER_WAIT);	/* progress: a new timeout period */
 	return 0;
 }
 

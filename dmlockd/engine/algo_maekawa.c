@@ -31,13 +31,27 @@
  *    in S_i and holds its own vote while in its critical section) until
  *    every member has reported, in this view, that it is "clean": none of
  *    its requests or votes belongs to an older view.  Only then the small
- *    sets are used.  Failed members leave through the roster rules and
+ *    sets are used.  A clean report counts only in an answer (LOCKED,
+ *    FAILED, BUSY, STALE) to a request we made in this view: a member that
+ *    left and came back under the same name restores the old fingerprint,
+ *    and an older message would vouch for a state that no longer holds.
+ *    For the same reason the cached S_i (slot numbers) is recomputed on
+ *    every view change.  Failed members leave through the roster rules and
  *    peer_gone(): their votes and queue entries are dropped, and requests
  *    that counted on them are re-issued under the new sets.
+ *  - The engine's roster lock always asks every member, and a node that is
+ *    not yet an active member votes for it at once without keeping state
+ *    (the engine passes it only roster-lock messages while it joins).
  *  - Try-once: an arbiter that cannot vote at once answers BUSY.
- *  - Failure detection as in RA §7.4: arbiters that do not vote within the
- *    request timeout are probed, and suspected if silent; an arbiter whose
- *    vote is held by a silent requester probes and suspects it.
+ *  - Failure detection as in RA §7.4: after the request timeout, arbiters
+ *    that have not voted are probed (the probe carries the request, so a
+ *    REQUEST the engine dropped while the arbiter was joining is
+ *    recovered), and an arbiter whose vote a requester holds while others
+ *    wait probes it (a requester that no longer makes that request gives
+ *    the vote back); the silent are suspected after the probe timeout.
+ *  - Leases (majority policy): the REQUEST opens a lease round, arbiters
+ *    acknowledge it in LOCKED/FAILED/BUSY, members outside S_i get the
+ *    engine's HEARTBEAT of the same round: no extra round trip at grant.
  *  - Exclusive mode only.
  */
 #include <errno.h>
@@ -53,6 +67,9 @@
 
 /* ARE_YOU_THERE: who probes whom, in serial bits 1-2 (shifted by MK_SUB_SHIFT). */
 #define MK_SUB_SHIFT		1
+/* Serial bits 3..: the lease round a REQUEST opens (dm_lease_round), echoed
+ * by LOCKED/FAILED/BUSY as the arbiter's lease acknowledgement. */
+#define MK_LEASE_SHIFT		3
 #define MK_PROBE_REQUESTER	1	/* a requester probes an arbiter: seq = its request */
 #define MK_PROBE_ARBITER	2	/* an arbiter probes its vote holder: seq = the vote */
 
@@ -66,6 +83,7 @@ struct mk_self_msg {
 
 struct mk_node {
 	uint64_t	highest_seq;
+	uint64_t	in_lease;		/* lease round of the message being handled */
 	uint64_t	view;			/* fingerprint of the member names */
 	uint32_t	gen;			/* local count of view changes */
 	uint32_t	act_total, act_old;	/* requests and votes; those of older views */
@@ -87,12 +105,15 @@ struct mk_wait {
 	dm_slot_t	slot;
 	bool		failed_sent;
 	bool		stale_sent;
+	uint64_t	lease;		/* the request's lease round, echoed */
 };
 
 struct mk_lock {
 	/* Requester. */
 	bool		requesting, in_cs, try_once, all_mode, timer_on;
+	bool		probing;	/* timer phase: probes out (else: waiting) */
 	uint32_t	req_gen;
+	uint64_t	lease_serial;			/* our request doubles as a lease round */
 	uint64_t	our_seq, req_view;
 	uint16_t	n_members, n_locked;
 	uint8_t		member[DM_NODES_MAX / 8];	/* sent our REQUEST */
@@ -272,8 +293,8 @@ static void mk_dispatch(struct dm_engine *e, struct dm_lock *l, dm_slot_t from,
     uint8_t kind, uint64_t seq, uint64_t view, bool try_once, bool clean, uint8_t sub);
 
 static void
-mk_send_sub(struct dm_engine *e, struct dm_lock *l, dm_slot_t to, uint8_t kind, uint64_t seq,
-    bool try_once, uint8_t sub)
+mk_send_full(struct dm_engine *e, struct dm_lock *l, dm_slot_t to, uint8_t kind, uint64_t seq,
+    bool try_once, uint8_t sub, uint64_t lease)
 {
 	struct mk_node *n = mk_node(e);
 	struct dm_msg *m;
@@ -296,9 +317,26 @@ mk_send_sub(struct dm_engine *e, struct dm_lock *l, dm_slot_t to, uint8_t kind, 
 	m = dm_msg_begin(e, kind, l);
 	m->seq = seq;
 	m->arg = n->view;
-	m->serial = (node_clean(n) ? MK_CLEAN : 0) | ((uint64_t)sub << MK_SUB_SHIFT);
+	m->serial = (node_clean(n) ? MK_CLEAN : 0) | ((uint64_t)sub << MK_SUB_SHIFT) |
+	    (lease << MK_LEASE_SHIFT);
 	m->flags = try_once ? DM_MSG_F_TRY : 0;
 	dm_send(e, to, m);
+}
+
+static void
+mk_send_sub(struct dm_engine *e, struct dm_lock *l, dm_slot_t to, uint8_t kind, uint64_t seq,
+    bool try_once, uint8_t sub)
+{
+	mk_send_full(e, l, to, kind, seq, try_once, sub, 0);
+}
+
+/* An arbiter's answer to w, acknowledging its lease round if we may. */
+static void
+mk_answer(struct dm_engine *e, struct dm_lock *l, const struct mk_wait *w, uint8_t kind)
+{
+	uint64_t lease = w->lease != 0 && dm_lease_may_ack(e, w->slot) ? w->lease : 0;
+
+	mk_send_full(e, l, w->slot, kind, w->seq, false, 0, lease);
 }
 
 static void
@@ -414,7 +452,7 @@ arb_lock(struct dm_engine *e, struct dm_lock *l, struct mk_lock *s, const struct
 	s->inquire_sent = false;
 	s->vote = *w;
 	act_begin(mk_node(e), &s->vote_gen);
-	mk_send(e, l, w->slot, DM_MK_LOCKED, w->seq, false);
+	mk_answer(e, l, w, DM_MK_LOCKED);
 }
 
 static void
@@ -454,7 +492,7 @@ arb_settle(struct dm_engine *e, struct dm_lock *l, struct mk_lock *s)
 		}
 		if (preceded && !w->failed_sent) {
 			w->failed_sent = true;
-			mk_send(e, l, w->slot, DM_MK_FAILED, w->seq, false);
+			mk_answer(e, l, w, DM_MK_FAILED);
 		}
 	}
 	if (s->voted && !s->inquire_sent &&
@@ -473,7 +511,7 @@ arb_on_request(struct dm_engine *e, struct dm_lock *l, struct mk_lock *s, dm_slo
 	 *  for the REQUEST if it is not currently locked for another REQUEST ...
 	 *  Otherwise the REQUEST is placed in the WAITING QUEUE." */
 	struct mk_node *n = mk_node(e);
-	struct mk_wait w = { .seq = seq, .view = view, .slot = j };
+	struct mk_wait w = { .seq = seq, .view = view, .slot = j, .lease = n->in_lease };
 	int i;
 
 	if ((i = wait_find(s, j)) >= 0) {
@@ -492,7 +530,7 @@ arb_on_request(struct dm_engine *e, struct dm_lock *l, struct mk_lock *s, dm_slo
 		if (!s->voted && view == n->view && wait_most_preceding(e, s, n->view) < 0)
 			arb_lock(e, l, s, &w);
 		else
-			mk_send(e, l, j, DM_MK_BUSY, seq, false);
+			mk_answer(e, l, &w, DM_MK_BUSY);
 		arb_settle(e, l, s);
 		return;
 	}
@@ -559,6 +597,7 @@ req_arm(struct dm_engine *e, struct dm_lock *l)
 	struct mk_lock *s = dm_lock_state(l);
 
 	s->timer_on = true;
+	s->probing = false;
 	dm_lock_timer_arm(e, l, dm_now(e) + dm_request_timeout(e));
 }
 
@@ -609,9 +648,23 @@ req_issue(struct dm_engine *e, struct dm_lock *l, struct mk_lock *s)
 			s->n_members++;
 		}
 	}
+	/* The REQUEST doubles as a lease round (majority policy); members
+	 * outside S_i get the engine's own HEARTBEAT of the same round, so the
+	 * lease needs no extra round trip after the last LOCKED. */
+	s->lease_serial = dm_lease_round(e);
 	for (size_t j = 0; j < DM_NODES_MAX; j++)
 		if (bit_get(s->member, j))
-			mk_send(e, l, (dm_slot_t)j, DM_MK_REQUEST, s->our_seq, s->try_once);
+			mk_send_full(e, l, (dm_slot_t)j, DM_MK_REQUEST, s->our_seq, s->try_once, 0,
+			    s->lease_serial);
+	if (s->lease_serial != 0 && !s->all_mode) {
+		struct dm_msg *m = dm_msg_begin(e, DM_MSG_HEARTBEAT, NULL);
+		m->token = 0;
+		m->serial = s->lease_serial;
+		for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
+		    j = dm_roster_next(e, j))
+			if (!bit_get(s->member, j) && j != dm_roster_self(e))
+				dm_send(e, j, m);
+	}
 	return 0;
 }
 
@@ -877,6 +930,9 @@ mk_ready(const struct dm_engine *e)
 static int
 mk_receive(struct dm_engine *e, struct dm_lock *l, dm_slot_t from, const struct dm_msg *m)
 {
+	struct mk_node *n = mk_node(e);
+	uint64_t lease;
+
 	if (m->kind < DM_MK_REQUEST || m->kind > DM_MK_YES_I_AM_HERE)
 		return -EPROTO;
 	if (name_reserved(m->lock, m->lock_len) && !mk_ready(e))
@@ -889,8 +945,14 @@ mk_receive(struct dm_engine *e, struct dm_lock *l, dm_slot_t from, const struct 
 		if (l == NULL)
 			return 0;	/* nothing to forget, nothing owed */
 	}
+	lease = m->serial >> MK_LEASE_SHIFT;
+	if (lease != 0 && (m->kind == DM_MK_LOCKED || m->kind == DM_MK_FAILED ||
+	    m->kind == DM_MK_BUSY))
+		dm_lease_ack(e, from, lease);	/* the answer acknowledges our lease round */
+	n->in_lease = m->kind == DM_MK_REQUEST || m->kind == DM_MK_ARE_YOU_THERE ? lease : 0;
 	mk_dispatch(e, l, from, m->kind, m->seq, m->arg, (m->flags & DM_MSG_F_TRY) != 0,
 	    (m->serial & MK_CLEAN) != 0, (uint8_t)((m->serial >> MK_SUB_SHIFT) & 3u));
+	n->in_lease = 0;
 	mk_drain(e);
 	mk_ensure_timer(e, l);
 	return 0;
@@ -899,40 +961,53 @@ mk_receive(struct dm_engine *e, struct dm_lock *l, dm_slot_t from, const struct 
 static void
 mk_timer(struct dm_engine *e, struct dm_lock *l)
 {
-	/* RA §7.4 style: probe arbiters that have not voted (and, as an
-	 * arbiter with waiters, the holder of our vote); suspect the silent. */
+	/* RA §7.4: "If the timer expires, all nodes for which Awaiting_Reply is
+	 * TRUE are suspected ... A probing message ... If no answer is received
+	 * during a second timeout period, the suspect node has failed."  Here:
+	 * after the request timeout probe the arbiters that have not voted
+	 * (and, as an arbiter with waiters, the holder of our vote); after the
+	 * probe timeout suspect the silent ones; then a new request timeout. */
 	struct mk_lock *s = dm_lock_state(l);
 	dm_slot_t self = dm_roster_self(e);
 	uint8_t suspects[DM_NODES_MAX / 8];
-	bool waiting;
+	bool waiting, was_probing = s->probing;
 
 	s->timer_on = false;
+	s->probing = false;
 	mk_sync_view(e);
 	req_reissue_if_stale(e, l, s);
 	if (s->voted || s->n_wait > 0)
 		arb_settle(e, l, s);
-	waiting = s->requesting && !s->in_cs;
-	for (size_t i = 0; i < sizeof(suspects); i++)
-		suspects[i] = (uint8_t)(s->probed[i] & ~s->answered[i]);
-	memset(s->answered, 0, sizeof(s->answered));
-	memset(s->probed, 0, sizeof(s->probed));
-	if (waiting)
-		for (size_t j = 0; j < DM_NODES_MAX; j++)
-			if (bit_get(s->member, j) && !bit_get(s->locked, j) && j != self) {
-				bit_set(s->probed, j, true);
-				mk_send_sub(e, l, (dm_slot_t)j, DM_MK_ARE_YOU_THERE, s->our_seq,
-				    s->try_once, MK_PROBE_REQUESTER);
-			}
-	if (s->voted && s->n_wait > 0 && s->vote.slot != self) {
-		bit_set(s->probed, s->vote.slot, true);
-		mk_send_sub(e, l, s->vote.slot, DM_MK_ARE_YOU_THERE, s->vote.seq, false,
-		    MK_PROBE_ARBITER);
+	memset(suspects, 0, sizeof(suspects));
+	if (was_probing) {
+		for (size_t i = 0; i < sizeof(suspects); i++)
+			suspects[i] = (uint8_t)(s->probed[i] & ~s->answered[i]);
+		memset(s->probed, 0, sizeof(s->probed));
+	} else {
+		waiting = s->requesting && !s->in_cs;
+		memset(s->answered, 0, sizeof(s->answered));
+		memset(s->probed, 0, sizeof(s->probed));
+		if (waiting)
+			for (size_t j = 0; j < DM_NODES_MAX; j++)
+				if (bit_get(s->member, j) && !bit_get(s->locked, j) && j != self) {
+					bit_set(s->probed, j, true);
+					mk_send_full(e, l, (dm_slot_t)j, DM_MK_ARE_YOU_THERE,
+					    s->our_seq, s->try_once, MK_PROBE_REQUESTER,
+					    s->lease_serial);
+				}
+		if (s->voted && s->n_wait > 0 && s->vote.slot != self) {
+			bit_set(s->probed, s->vote.slot, true);
+			mk_send_sub(e, l, s->vote.slot, DM_MK_ARE_YOU_THERE, s->vote.seq, false,
+			    MK_PROBE_ARBITER);
+		}
 	}
 	mk_drain(e);
 	waiting = s->requesting && !s->in_cs;
 	if (waiting || (s->voted && s->n_wait > 0)) {
 		s->timer_on = true;
-		dm_lock_timer_arm(e, l, dm_now(e) + dm_probe_timeout(e));
+		s->probing = !was_probing;
+		dm_lock_timer_arm(e, l, dm_now(e) +
+		    (s->probing ? dm_probe_timeout(e) : dm_request_timeout(e)));
 	}
 	for (size_t j = 0; j < DM_NODES_MAX; j++)
 		if (bit_get(suspects, j))

@@ -723,9 +723,24 @@ sponsor_finish(struct dm_engine *e)
 	if (e->membership != DM_MEMBER_ACTIVE || l == NULL || l->phase != DM_PHASE_HOLDING)
 		return;
 
-	if (dm_roster_find(e, e->joiner, strlen(e->joiner)) == DM_SLOT_NONE) {
-		dm_roster_add_member(e, e->joiner, e->joiner_address, e->joiner_incarnation, true);
-		lease_on_growth(e);
+	{
+		dm_slot_t old = dm_roster_find(e, e->joiner, strlen(e->joiner));
+		if (old != DM_SLOT_NONE && e->nodes[old].incarnation != e->joiner_incarnation) {
+			/* Our entry is an older incarnation (another sponsor added
+			 * it from a stale JOIN, or it is condemned): replace it
+			 * as every member did on our NODE_ADD, or its pending
+			 * restart removal would later erase the live joiner here
+			 * alone. */
+			e->sponsoring = false;	/* (no nested finish from the erase) */
+			dm_roster_erase(e, old);
+			e->sponsoring = true;
+			old = DM_SLOT_NONE;
+		}
+		if (old == DM_SLOT_NONE) {
+			dm_roster_add_member(e, e->joiner, e->joiner_address,
+			    e->joiner_incarnation, true);
+			lease_on_growth(e);
+		}
 	}
 	sponsor_send_roster(e);
 	memcpy(e->last_joined, e->joiner, sizeof(e->last_joined));
@@ -885,8 +900,13 @@ on_node_add(struct dm_engine *e, dm_slot_t from, const char *peer, const struct 
 
 	if (m->node_len == 0)
 		return -EPROTO;
+	if (from == DM_SLOT_NONE)	/* not a member (e.g. removed while sponsoring) */
+		return dm_membership_on_stranger(e, peer, m);
 	if (strcmp(m->node, e->nodes[e->self].name) != 0) {
 		dm_slot_t old = dm_roster_find(e, m->node, m->node_len);
+		if (old != DM_SLOT_NONE && e->nodes[old].incarnation != m->incarnation &&
+		    m->epoch < e->epoch)
+			return 0;	/* a sponsor behind us must not replace a member */
 		if (old != DM_SLOT_NONE && e->nodes[old].incarnation != m->incarnation) {
 			/* A new incarnation: the sponsor already removed the old one
 			 * (after the restart wait); we may not have heard yet. */

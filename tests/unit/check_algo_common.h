@@ -86,3 +86,23 @@ serve_all(int n, uint64_t base)
 	}
 	h_pump(&C);
 }
+
+/* A REQUEST that never reached a member (the engine drops algorithm messages
+ * to a node that is still joining) is recovered by the probe after the
+ * request timeout, which carries the request: granted, nobody removed. */
+static void
+lost_request_recovered(const char *algo)
+{
+	p_init(3, DM_FAILURE_PAPER, algo);
+	C.down[1] = true;		/* node1 loses what is sent now */
+	h_acquire(&C, 0, 1, "lost", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&C);
+	C.down[1] = false;
+	ck_assert(!granted(1));
+	h_advance(&C, C.now + 6000);	/* request timeout 5 s, then the probe */
+	ck_assert(granted(1));
+	ck_assert_uint_eq(h_roster(&C, 0), 3);
+	ck_assert_int_eq(h_release(&C, 0, 1), 0);
+	h_pump(&C);
+	assert_all_idle();
+}

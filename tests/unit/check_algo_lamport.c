@@ -117,6 +117,12 @@ START_TEST(test_failed_holder_removed)
 }
 END_TEST
 
+START_TEST(test_lost_request_probe)
+{
+	lost_request_recovered("lamport");
+}
+END_TEST
+
 int
 main(void)
 {
@@ -130,6 +136,7 @@ main(void)
 	tcase_add_test(tc, test_timestamp_order);
 	tcase_add_test(tc, test_contention_all_nodes);
 	tcase_add_test(tc, test_shared_refused);
+	tcase_add_test(tc, test_lost_request_probe);
 	tcase_add_test(tc, test_try_and_cancel);
 	tcase_add_test(tc, test_failed_holder_removed);
 	suite_add_tcase(s, tc);

@@ -183,6 +183,12 @@ START_TEST(test_join_then_exclusion)
 }
 END_TEST
 
+START_TEST(test_lost_request_probe)
+{
+	lost_request_recovered("maekawa");
+}
+END_TEST
+
 int
 main(void)
 {
@@ -195,6 +201,7 @@ main(void)
 	tcase_add_loop_test(tc, test_messages_per_entry, 0, H_NODES);
 	tcase_add_loop_test(tc, test_contention_no_deadlock, 0, H_NODES - 2);
 	tcase_add_test(tc, test_shared_refused);
+	tcase_add_test(tc, test_lost_request_probe);
 	tcase_add_test(tc, test_try_and_cancel);
 	tcase_add_test(tc, test_failed_arbiter);
 	tcase_add_test(tc, test_failed_holder);

@@ -466,6 +466,89 @@ START_TEST(test_static_restart_rejoins)
 }
 END_TEST
 
+START_TEST(test_sponsor_replaces_stale_incarnation)
+{
+	/* While node0 sponsors node3 (incarnation 5), another member's NODE_ADD
+	 * for an older incarnation of node3 (a stale JOIN it answered) reaches
+	 * node0.  When node0 finishes, its entry must be the joiner's
+	 * incarnation: otherwise a retried JOIN later "restarts" node3 at node0
+	 * alone and node0 erases a live member (seed 172/5: two holders). */
+	struct dm_msg m;
+
+	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
+	h_join(&C, 3, 0, DM_FAILURE_MAJORITY, 5);
+	memset(&m, 0, sizeof(m));
+	m.kind = DM_MSG_NODE_ADD;
+	m.node_len = 5;
+	memcpy(m.node, "node3", 6);
+	m.address_len = 11;
+	memcpy(m.address, "127.0.0.1:2", 12);
+	m.incarnation = 4;
+	m.serial = 99;
+	/* Deliver only the JOIN: node0 starts sponsoring (roster lock). */
+	ck_assert_uint_eq(C.qtail - C.qhead, 1);
+	struct h_packet join = C.q[C.qhead++ % H_QUEUE];
+	ck_assert_uint_eq(join.msg.kind, DM_MSG_JOIN);
+	inject(join.from, join.to, &join.msg);
+	inject(1, 0, &m);
+	h_pump(&C);
+	for (int k = 0; k < 100 && !h_ready(&C, 3); k++)
+		h_advance(&C, C.now + 100);
+	ck_assert(h_ready(&C, 3));
+	/* A retried JOIN of the same incarnation arrives late. */
+	memset(&m, 0, sizeof(m));
+	m.kind = DM_MSG_JOIN;
+	m.node_len = 5;
+	memcpy(m.node, "node3", 6);
+	m.incarnation = 5;
+	inject(3, 0, &m);
+	h_pump(&C);
+	h_advance(&C, C.now + 20000);
+	for (int i = 0; i < 4; i++)
+		ck_assert_uint_eq(h_roster(&C, i), 4);
+	ck_assert_uint_eq(C.sent_kind[DM_MSG_NODE_FAILED], 0);
+}
+END_TEST
+
+START_TEST(test_node_add_from_non_member_ignored)
+{
+	/* node3 is removed; later a NODE_ADD it sent for an older incarnation
+	 * of node2 (from a join it sponsored before) arrives at node1.  node1
+	 * must not replace (erase) its live node2 on a non-member's word
+	 * (seed 2709/6: two holders). */
+	struct dm_event rm = { .type = DM_EV_REMOVE_NODE, .u.remove.peer = "node3" };
+	struct dm_msg m;
+
+	h_init(&C, 4, DM_FAILURE_MAJORITY, 0);
+	h_acquire(&C, 2, 1, "n", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);	/* node1 hears node2 */
+	h_pump(&C);
+	ck_assert(granted(1));
+	ck_assert_int_eq(h_step(&C, 0, &rm), 0);
+	h_pump(&C);
+	ck_assert_uint_eq(h_roster(&C, 1), 3);
+	memset(&m, 0, sizeof(m));
+	m.kind = DM_MSG_NODE_ADD;
+	m.node_len = 5;
+	memcpy(m.node, "node2", 6);
+	m.incarnation = 9;
+	m.serial = 3;
+	m.epoch = 5;	/* (not even behind) */
+	size_t fx_before = C.nfx;
+	inject(3, 1, &m);
+	ck_assert_ptr_null(queued(1, 3, DM_MSG_NODE_ADD_ACK));
+	for (size_t i = fx_before; i < C.nfx; i++)
+		ck_assert(!(C.fx[i].type == DM_FX_PEER_REMOVE && C.fx[i].node == 1));
+	/* node2 still holds; node1 still waits for it. */
+	h_pump(&C);
+	h_acquire(&C, 1, 2, "n", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&C);
+	ck_assert(!granted(2));
+	h_release(&C, 2, 1);
+	h_pump(&C);
+	ck_assert(granted(2));
+}
+END_TEST
+
 static Suite *
 roster_suite(void)
 {
@@ -489,6 +572,8 @@ roster_suite(void)
 	tcase_add_test(tc, test_link_up_twice_is_noop);
 	tcase_add_test(tc, test_link_up_from_removed_node_rejoin);
 	tcase_add_test(tc, test_static_restart_rejoins);
+	tcase_add_test(tc, test_sponsor_replaces_stale_incarnation);
+	tcase_add_test(tc, test_node_add_from_non_member_ignored);
 	suite_add_tcase(s, tc);
 	return s;
 }
