@@ -461,9 +461,14 @@ dm_election_timer(struct dm_engine *e, struct dm_election *el)
 void
 dm_election_peer_gone(struct dm_engine *e, struct dm_election *el, dm_slot_t slot)
 {
-	const char *name = dm_roster_name(e, slot);
-	bool was_coord = name != NULL && strcmp(name, el->coord) == 0;
-	bool was_halted = name != NULL && strcmp(name, el->halted) == 0;
+	/* The engine erases the member from the roster before this call, so
+	 * its name no longer resolves: a coordinator (or halter) that was named
+	 * and no longer is a member is the one just gone. */
+	(void)slot;
+	bool was_coord = el->coord[0] != '\0' &&
+	    dm_election_slot_by_name(e, el->coord, strlen(el->coord)) == DM_SLOT_NONE;
+	bool was_halted = el->halted[0] != '\0' &&
+	    dm_election_slot_by_name(e, el->halted, strlen(el->halted)) == DM_SLOT_NONE;
 
 	if (el->impl != NULL) { el->impl->peer_gone(e, el, slot); return; }	/* invitation */
 

@@ -900,14 +900,15 @@ on_node_add(struct dm_engine *e, dm_slot_t from, const char *peer, const struct 
 
 	if (m->node_len == 0)
 		return -EPROTO;
-	if (from == DM_SLOT_NONE)	/* not a member (e.g. removed while sponsoring) */
-		return dm_membership_on_stranger(e, peer, m);
 	if (strcmp(m->node, e->nodes[e->self].name) != 0) {
 		dm_slot_t old = dm_roster_find(e, m->node, m->node_len);
+		/* A non-member (e.g. removed while it was sponsoring) may not
+		 * make us erase a member's entry (seed 2709/6: two holders); it
+		 * still gets its ack, or it would wait for it for ever. */
 		if (old != DM_SLOT_NONE && e->nodes[old].incarnation != m->incarnation &&
-		    m->epoch < e->epoch)
-			return 0;	/* a sponsor behind us must not replace a member */
-		if (old != DM_SLOT_NONE && e->nodes[old].incarnation != m->incarnation) {
+		    from == DM_SLOT_NONE)
+			old = DM_SLOT_NONE;	/* (the add below finds it: EEXIST) */
+		else if (old != DM_SLOT_NONE && e->nodes[old].incarnation != m->incarnation) {
 			/* A new incarnation: the sponsor already removed the old one
 			 * (after the restart wait); we may not have heard yet. */
 			dm_roster_erase(e, old);
