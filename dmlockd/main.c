@@ -68,7 +68,7 @@ usage(FILE *f)
 	fprintf(f,
 	    "usage: dmlockd [-c CONFIG] [-S PATH] [-f] [--log-level LEVEL]\n"
 	    "       dmlockd --check-config [-c CONFIG]\n"
-	    "       dmlockd --list-config-keys | --version | --help\n"
+	    "       dmlockd --list-config-keys | --list-algorithms | --version | --help\n"
 	    "\n"
 	    "  -c, --config CONFIG    configuration file (default " DEFAULT_CONFIG " if it\n"
 	    "                         exists; without one dmlockd is a one-node cluster)\n"
@@ -79,6 +79,7 @@ usage(FILE *f)
 	    "      --log-level LEVEL  err, warning, notice, info (default) or debug\n"
 	    "      --check-config     validate the configuration file and exit\n"
 	    "      --list-config-keys print every configuration key with its default and exit\n"
+	    "      --list-algorithms  print the names of the mutual-exclusion algorithms and exit\n"
 	    "      --version          print the version and exit\n"
 	    "  -h, --help             print this help and exit\n");
 }
@@ -87,7 +88,7 @@ usage(FILE *f)
 static int
 parse_args(int argc, char **argv, struct options *o)
 {
-	enum { OPT_LOG_LEVEL = 256, OPT_VERSION, OPT_CHECK_CONFIG, OPT_LIST_KEYS };
+	enum { OPT_LOG_LEVEL = 256, OPT_VERSION, OPT_CHECK_CONFIG, OPT_LIST_KEYS, OPT_LIST_ALGORITHMS };
 	static const struct option longopts[] = {
 		{ "socket", required_argument, NULL, 'S' },
 		{ "config", required_argument, NULL, 'c' },
@@ -95,6 +96,7 @@ parse_args(int argc, char **argv, struct options *o)
 		{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
 		{ "check-config", no_argument, NULL, OPT_CHECK_CONFIG },
 		{ "list-config-keys", no_argument, NULL, OPT_LIST_KEYS },
+		{ "list-algorithms", no_argument, NULL, OPT_LIST_ALGORITHMS },
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -127,6 +129,10 @@ parse_args(int argc, char **argv, struct options *o)
 			break;
 		case OPT_LIST_KEYS:
 			config_print_keys(stdout);
+			return 1;
+		case OPT_LIST_ALGORITHMS:
+			for (const char *const *a = dm_algorithm_names(); *a != NULL; a++)
+				printf("%s\n", *a);
 			return 1;
 		case OPT_VERSION:
 			printf("dmlockd %s (local protocol %d)\n", PACKAGE_VERSION, LP_VERSION);

@@ -63,22 +63,10 @@ node_dir() { echo "$TEST_DIR/node$1"; }
 node_sock() { echo "$TEST_DIR/node$1/dmlockd.sock"; }
 node_log() { echo "$TEST_DIR/node$1/dmlockd.log"; }
 
-# The algorithms the daemon knows, one name per line.  There is no
-# command-line option listing them, so ask the binary under test: its
-# config check names the known algorithms when given an unknown one.  Falls
-# back to the registry source if that message changes.
+# The algorithms the daemon knows, one name per line.
 cluster_algorithms()
 {
-	local conf=$TEST_DIR/algorithms.conf out
-
-	printf '[cluster]\nalgorithm = no-such-algorithm\n' >"$conf"
-	out=$($DMLOCKD --check-config -c "$conf" 2>&1)
-	if grep -q 'known: ' <<<"$out"; then
-		sed -n 's/.*(known: \([^)]*\)).*/\1/p' <<<"$out" | tr ' ' '\n' | grep .
-		return
-	fi
-	sed -n '/registry_names\[\]/,/NULL/p' "$top_srcdir/dmlockd/engine/dm_algorithm_registry.c" |
-		grep -o '"[a-z0-9-]*"' | tr -d '"'
+	$DMLOCKD --list-algorithms
 }
 
 # pick_ports N [FIRST]: N distinct TCP ports on 127.0.0.1 that could be
