@@ -434,6 +434,12 @@ dm_engine_step(struct dm_engine *e, const struct dm_event *ev, dm_effect_fn *emi
 
 	if (e == NULL || ev == NULL)
 		return -EINVAL;
+	if (e->started) {
+		/* A timer was due long before this step: we were frozen. */
+		dm_msec_t due = dm_timer_next(e);
+		if (due != 0 && ev->now > due + e->request_timeout_ms + e->probe_timeout_ms)
+			e->resumed_at = ev->now;
+	}
 	if (ev->now > e->now)
 		e->now = ev->now;
 	e->emit = emit;

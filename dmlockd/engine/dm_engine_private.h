@@ -154,6 +154,9 @@ struct dm_engine {
 
 	/* The current step. */
 	dm_msec_t	 now;
+	/* Last time a step arrived more than T_fail after a due timer: this
+	 * node was frozen (or starved) and may have been removed meanwhile. */
+	dm_msec_t	 resumed_at;
 	dm_effect_fn	*emit;
 	void		*emit_ctx;
 	bool		 started;

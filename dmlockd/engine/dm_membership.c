@@ -598,7 +598,13 @@ restart_timer_fired(struct dm_engine *e)
 		dm_msec_t at = e->nodes[j].remove_at;
 		if (at == 0)
 			continue;
-		if (at <= e->now) {
+		if (at <= e->now && e->resumed_at != 0 &&
+		    e->now < e->resumed_at + fail_silence(e)) {
+			/* Just resumed from a freeze: the others may have removed
+			 * us meanwhile (their word is on its way), so decide
+			 * nothing alone for T_fail (seed 3000358/3). */
+			at = e->resumed_at + fail_silence(e);
+		} else if (at <= e->now) {
 			/* (Not a majority vote: the old incarnation is dead, and a
 			 * vote could not complete where the other members heard
 			 * from the new one.  Its epoch is above every epoch we

@@ -548,6 +548,32 @@ START_TEST(test_node_add_from_non_member_ignored)
 }
 END_TEST
 
+START_TEST(test_no_lone_decision_right_after_freeze)
+{
+	/* node0 condemned node2's old incarnation (node2 restarted) and would
+	 * erase it alone T_fail later; node0 is frozen past that moment.  On
+	 * resuming it must first wait T_fail for news (it may have been
+	 * removed itself meanwhile) instead of deciding at once (3000358/3). */
+	struct dm_event tick = { .type = DM_EV_TICK };
+	size_t failed_before;
+
+	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
+	h_join(&C, 2, 0, DM_FAILURE_MAJORITY, 2);
+	h_pump(&C);
+	ck_assert_uint_ge(C.sent_kind[DM_MSG_JOIN_REFUSED], 1);	/* condemned */
+	C.down[0] = true;			/* frozen */
+	h_advance(&C, C.now + 30000);
+	C.down[0] = false;
+	failed_before = C.sent_kind[DM_MSG_NODE_FAILED];
+	ck_assert_int_eq(h_step(&C, 0, &tick), 0);	/* resumes, timers long overdue */
+	ck_assert_uint_eq(C.sent_kind[DM_MSG_NODE_FAILED], failed_before);
+	ck_assert_uint_eq(h_roster(&C, 0), 3);
+	h_pump(&C);
+	h_advance(&C, C.now + 7100);		/* T_fail later it decides */
+	ck_assert_uint_gt(C.sent_kind[DM_MSG_NODE_FAILED], failed_before);
+}
+END_TEST
+
 static Suite *
 roster_suite(void)
 {
@@ -573,6 +599,7 @@ roster_suite(void)
 	tcase_add_test(tc, test_static_restart_rejoins);
 	tcase_add_test(tc, test_sponsor_replaces_stale_incarnation);
 	tcase_add_test(tc, test_node_add_from_non_member_ignored);
+	tcase_add_test(tc, test_no_lone_decision_right_after_freeze);
 	suite_add_tcase(s, tc);
 	return s;
 }
