@@ -414,23 +414,25 @@ link_handle_hello(struct peer_link *link, const struct frame_hello *h)
 		    "messages, new session", p->name, p->session.count);
 		peer_session_reset(&p->session);
 		p->highest_written = 0;
-		had_session = false;
 	}
 	bool knew_peer = p->session.peer_incarnation != 0;
 	p->session.peer_incarnation = h->incarnation;
 
 	their_last = h->your_incarnation == t->incarnation ? h->last_received : 0;
-	if (their_last > p->session.last_queued) {
-		if (knew_peer || had_session)
-			return link_refuse(link, h->name, FRAME_BYE_PROTOCOL,
-			    "the peer claims to have received message %" PRIu64 " but only %" PRIu64
-			    " were sent", their_last, p->session.last_queued);
-		/* We dropped our session with it (we removed it) and it does not
-		 * know: our HELLO says so, and both sides start afresh. */
+	if (!knew_peer && h->your_incarnation == t->incarnation) {
+		/* It knows this process from a session we dropped (we removed
+		 * it, and maybe added it again since): whatever it says it
+		 * received or still has queued belongs to that session.  Our
+		 * HELLO says so (your_incarnation 0), and both sides start a new
+		 * session; what we queued since is numbered from 1 already. */
 		log_full(LOG_LEVEL_NOTICE, &(struct log_fields){ .peer = p->name },
 		    "peer %s resumes a session this node dropped: starting a new one", p->name);
 		link->forgot_session = true;
 		their_last = 0;
+	} else if (their_last > p->session.last_queued) {
+		return link_refuse(link, h->name, FRAME_BYE_PROTOCOL,
+		    "the peer claims to have received message %" PRIu64 " but only %" PRIu64
+		    " were sent", their_last, p->session.last_queued);
 	}
 
 	if (p->active != NULL && p->active != link) {

@@ -345,6 +345,7 @@ engine_receive(struct dm_engine *e, const char *peer, const struct dm_msg *m)
 	    m->address_len > DM_ADDRESS_MAX || m->payload_len > DM_MSG_PAYLOAD_MAX)
 		return -EPROTO;
 	from = dm_roster_find(e, peer, strlen(peer));
+	dm_membership_note_sender(e, peer, m);
 	e->rx_other_incarnation = from != DM_SLOT_NONE && e->nodes[from].incarnation != 0 &&
 	    m->incarnation != 0 && m->incarnation != e->nodes[from].incarnation;
 	if (m->kind < DM_MSG_ALGO_BASE)

@@ -181,6 +181,7 @@ struct dm_engine {
 	uint8_t		 ack_waiting[DM_NODES_MAX / 8];
 	uint16_t	 ack_waiting_n;
 	bool		 sponsoring;	/* roster lock requested for a joiner */
+	bool		 joiner_superseded;	/* its name spoke with another incarnation since */
 	char		 last_joined[DM_NODE_NAME_MAX + 1];	/* last join we finished */
 	uint64_t	 last_joined_incarnation;
 	/* Majority removal votes.  Each removal is decided at an epoch chosen
@@ -287,6 +288,8 @@ int		 dm_roster_add_member(struct dm_engine *e, const char *name, const char *ad
 void		 dm_membership_join_start(struct dm_engine *e);
 void		 dm_membership_progress(struct dm_engine *e);
 void		 dm_membership_sponsor_hint(struct dm_engine *e, const char *peer);
+void		 dm_membership_note_sender(struct dm_engine *e, const char *peer,
+		    const struct dm_msg *m);
 void		 dm_membership_vote_start(struct dm_engine *e, dm_slot_t slot);
 int		 dm_membership_on_stranger(struct dm_engine *e, const char *peer,
 		    const struct dm_msg *m);

@@ -695,6 +695,32 @@ dm_membership_join_start(struct dm_engine *e)
 	dm_timer_arm(e, &e->roster_timer, e->now + dm_join_retry(e));
 }
 
+/*
+ * The joiner we sponsor was answered for the incarnation of its JOIN.  If
+ * its name then speaks with another incarnation (heartbeats, requests: it
+ * restarted and joined through another sponsor), or a member's NODE_ADD
+ * names another incarnation of it, our JOIN may be stale, and a NODE_ADD
+ * from us would make every member (and us, at the finish) erase the live
+ * entry, i.e. take its replies as given (seed 8000024/8: a member entered
+ * while the live node, whose request had priority, held the lock).
+ * Incarnations are random, so nothing says which one is newer: the join
+ * is given up before any NODE_ADD goes out (JOIN_REFUSED).  A live joiner
+ * retries; its JOIN then condemns the other entry, which is erased only
+ * after T_fail + D_lock.  (JOIN is judged in on_join; messages with a
+ * subject carry the subject's incarnation, so only these kinds count.)
+ */
+void
+dm_membership_note_sender(struct dm_engine *e, const char *peer, const struct dm_msg *m)
+{
+	bool senders_own = m->kind >= DM_MSG_ALGO_BASE || m->kind == DM_MSG_HEARTBEAT ||
+	    m->kind == DM_MSG_HEARTBEAT_ACK || m->kind == DM_MSG_SEQ_QUERY ||
+	    m->kind == DM_MSG_NODE_ADD_ACK;
+
+	if (e->sponsoring && senders_own && m->incarnation != 0 &&
+	    m->incarnation != e->joiner_incarnation && strcmp(peer, e->joiner) == 0)
+		e->joiner_superseded = true;
+}
+
 static void
 sponsor_send_roster(struct dm_engine *e)
 {
@@ -728,6 +754,10 @@ sponsor_finish(struct dm_engine *e)
 	 * members may hand out the roster. */
 	if (e->membership != DM_MEMBER_ACTIVE || l == NULL || l->phase != DM_PHASE_HOLDING)
 		return;
+	if (e->joiner_superseded) {
+		sponsor_abort(e);	/* (see dm_membership_note_sender()) */
+		return;
+	}
 
 	{
 		dm_slot_t old = dm_roster_find(e, e->joiner, strlen(e->joiner));
@@ -793,6 +823,12 @@ dm_roster_lock_permitted(struct dm_engine *e, struct dm_lock *l)
 	}
 	memset(e->ack_waiting, 0, sizeof(e->ack_waiting));
 	e->ack_waiting_n = 0;
+	if (e->joiner_superseded) {
+		/* A stale JOIN: give it up before any NODE_ADD goes out; a live
+		 * joiner retries (see dm_membership_note_sender()). */
+		sponsor_abort(e);
+		return;
+	}
 	/* Even if the joiner is already in our roster (another sponsor's
 	 * NODE_ADD), every member must confirm it knows the joiner before the
 	 * roster goes out; those that know it just acknowledge. */
@@ -873,14 +909,17 @@ on_join(struct dm_engine *e, dm_slot_t from, const char *peer, const struct dm_m
 			    strlen(DM_ROSTER_LOCK), false);
 			if (rl != NULL && rl->phase == DM_PHASE_HOLDING)
 				sponsor_abort(e);	/* NODE_ADD went out: start over */
-			else
+			else {
 				e->joiner_incarnation = m->incarnation;
+				e->joiner_superseded = false;
+			}
 		}
 		return 0;
 	}
 	memcpy(e->joiner, peer, strlen(peer) + 1);
 	memcpy(e->joiner_address, m->address, m->address_len + 1u);
 	e->joiner_incarnation = m->incarnation;
+	e->joiner_superseded = false;
 	e->join_serial++;
 	e->sponsoring = true;
 	/* "The sponsor should then invoke mutual exclusion" on the roster lock. */
@@ -908,6 +947,10 @@ on_node_add(struct dm_engine *e, dm_slot_t from, const char *peer, const struct 
 		return -EPROTO;
 	if (strcmp(m->node, e->nodes[e->self].name) != 0) {
 		dm_slot_t old = dm_roster_find(e, m->node, m->node_len);
+
+		if (from != DM_SLOT_NONE && e->sponsoring && strcmp(e->joiner, m->node) == 0 &&
+		    m->incarnation != e->joiner_incarnation)
+			e->joiner_superseded = true;	/* which one lives?  Give ours up */
 		/* A non-member (e.g. removed while it was sponsoring) may not
 		 * make us erase a member's entry (seed 2709/6: two holders); it
 		 * still gets its ack, or it would wait for it for ever. */

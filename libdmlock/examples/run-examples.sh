@@ -10,6 +10,8 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
+trap 'exit 143' TERM
+trap 'exit 130' INT
 export DMLOCK_SOCKET=$tmp/dmlockd.sock
 "$builddir/dmlockd/dmlockd" -S "$DMLOCK_SOCKET" --log-level warning &
 pid=$!

@@ -19,6 +19,8 @@ ops_cleanup() {
 	rm -rf "$ops_tmp"
 }
 trap ops_cleanup EXIT
+trap 'exit 143' TERM
+trap 'exit 130' INT
 
 fail() {
 	echo "FAIL: $*" >&2

@@ -15,6 +15,8 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
+trap 'exit 143' TERM
+trap 'exit 130' INT
 fail() { echo "FAIL: $*" >&2; for f in "$tmp"/*.out "$tmp"/*.err; do echo "--- $f"; cat "$f"; done >&2; exit 1; }
 
 # wait_for FILE REGEX [COUNT]: until FILE has COUNT lines matching (10 s).

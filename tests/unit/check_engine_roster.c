@@ -574,6 +574,82 @@ START_TEST(test_no_lone_decision_right_after_freeze)
 }
 END_TEST
 
+/* Take the first queued message of kind from -> to out of the queue. */
+static struct h_packet
+unqueue(int from, int to, uint8_t kind)
+{
+	struct h_packet p;
+
+	memset(&p, 0, sizeof(p));
+	for (size_t i = C.qhead; i < C.qtail; i++) {
+		if (C.q[i % H_QUEUE].from != from || C.q[i % H_QUEUE].to != to ||
+		    C.q[i % H_QUEUE].msg.kind != kind)
+			continue;
+		p = C.q[i % H_QUEUE];
+		for (size_t j = i; j + 1 < C.qtail; j++)
+			C.q[j % H_QUEUE] = C.q[(j + 1) % H_QUEUE];
+		C.qtail--;
+		return p;
+	}
+	ck_abort_msg("no queued message of kind %u from %d to %d", kind, from, to);
+	return p;
+}
+
+START_TEST(test_stale_join_never_erases_live_member)
+{
+	/* node0 answers a JOIN from an incarnation of node3 that is gone (4)
+	 * and waits for the roster lock; meanwhile node3's live incarnation
+	 * (5) joins through node1 and takes lock x, and node0 asks node3 for
+	 * x.  When node0 finally gets the roster lock it must give the stale
+	 * join up: a NODE_ADD for incarnation 4 would make node0 (and every
+	 * member) erase the live node3, i.e. take its reply for x as given,
+	 * and grant x while node3 holds it (seed 8000024/8). */
+	struct dm_msg m;
+	struct h_packet p, held;
+
+	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
+	h_join(&C, 3, 1, DM_FAILURE_MAJORITY, 5);
+	p = unqueue(3, 1, DM_MSG_JOIN);
+	inject(p.from, p.to, &p.msg);			/* node1 sponsors node3/5 */
+	p = unqueue(1, 0, DM_RA_REQUEST);
+	inject(p.from, p.to, &p.msg);			/* node0 replies: node1 first */
+	memset(&m, 0, sizeof(m));
+	m.kind = DM_MSG_JOIN;
+	m.node_len = 5;
+	memcpy(m.node, "node3", 6);
+	m.address_len = 11;
+	memcpy(m.address, "127.0.0.1:2", 12);
+	m.incarnation = 4;
+	inject(3, 0, &m);				/* the stale JOIN */
+	held = unqueue(0, 2, DM_RA_REQUEST);		/* node0's roster lock waits */
+	h_pump(&C);
+	for (int k = 0; k < 100 && !h_ready(&C, 3); k++)
+		h_advance(&C, C.now + 100);
+	ck_assert(h_ready(&C, 3));
+	for (int i = 0; i < 4; i++)
+		ck_assert_uint_eq(h_roster(&C, i), 4);
+	h_acquire(&C, 3, 1, "x", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&C);
+	ck_assert(granted(1));
+	h_acquire(&C, 0, 2, "x", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&C);
+	ck_assert(!granted(2));				/* node3 defers node0 */
+	size_t fx_before = C.nfx;
+	inject(held.from, held.to, &held.msg);		/* node0 gets the roster lock */
+	h_pump(&C);
+	for (size_t i = fx_before; i < C.nfx; i++)
+		ck_assert_msg(!(C.fx[i].type == DM_FX_PEER_REMOVE &&
+		    strcmp(C.fx[i].peer, "node3") == 0), "node%d erased the live node3",
+		    C.fx[i].node);
+	ck_assert_msg(!granted(2), "node0 entered while node3 holds x");
+	for (int i = 0; i < 4; i++)
+		ck_assert_uint_eq(h_roster(&C, i), 4);
+	h_release(&C, 3, 1);
+	h_pump(&C);
+	ck_assert(granted(2));
+}
+END_TEST
+
 static Suite *
 roster_suite(void)
 {
@@ -600,6 +676,7 @@ roster_suite(void)
 	tcase_add_test(tc, test_sponsor_replaces_stale_incarnation);
 	tcase_add_test(tc, test_node_add_from_non_member_ignored);
 	tcase_add_test(tc, test_no_lone_decision_right_after_freeze);
+	tcase_add_test(tc, test_stale_join_never_erases_live_member);
 	suite_add_tcase(s, tc);
 	return s;
 }
