@@ -201,7 +201,6 @@ main(void)
 	const char *env = getenv("DMSIM_RCV_SEEDS");
 	Suite *s = suite_create("sim_algo_rcv");
 	TCase *tc = tcase_create("sweep");
-	TCase *tm = tcase_create("metrics");
 	SRunner *sr;
 	int failed;
 
@@ -210,12 +209,12 @@ main(void)
 	tcase_add_loop_test(tc, seed_sweep, 0, (int)(seeds_per_size * N_SIZES));
 	suite_add_tcase(s, tc);
 #ifndef RCV_NO_METRICS
+	TCase *tm = tcase_create("metrics");
 	tcase_set_timeout(tm, 120);
 	tcase_add_loop_test(tm, light_load_messages, 2, (int)N_SIZES);
 	tcase_add_loop_test(tm, heavy_load_sync_delay, 2, (int)N_SIZES);
 	suite_add_tcase(s, tm);
 #else
-	(void)tm;
 	(void)light_load_messages;
 	(void)heavy_load_sync_delay;
 #endif
