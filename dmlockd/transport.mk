@@ -23,7 +23,8 @@ tests_unit_check_frame_LDADD = $(TRANSPORT_TEST_LIBS)
 # the libFuzzer binary only with --enable-fuzzing (CC=clang).
 check_PROGRAMS += tests/fuzz/replay_frame
 TESTS += tests/fuzz/replay_frame
-tests_fuzz_replay_frame_SOURCES = tests/fuzz/replay_frame.c tests/fuzz/fuzz_frame.c
+tests_fuzz_replay_frame_SOURCES = tests/fuzz/replay_corpus.c tests/fuzz/fuzz_frame.c
+tests_fuzz_replay_frame_CPPFLAGS = $(AM_CPPFLAGS) -DREPLAY_CORPUS='"frame"'
 tests_fuzz_replay_frame_LDADD = libdmtransport.la libdmengine.la
 EXTRA_DIST += tests/fuzz/corpus/frame
 if FUZZING

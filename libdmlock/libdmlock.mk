@@ -34,9 +34,10 @@ tests_unit_check_local_proto_LDADD = liblocalproto.la $(CHECK_LIBS)
 
 check_PROGRAMS += tests/fuzz/replay_local_proto
 TESTS += tests/fuzz/replay_local_proto
-tests_fuzz_replay_local_proto_SOURCES = tests/fuzz/replay_local_proto.c \
+tests_fuzz_replay_local_proto_SOURCES = tests/fuzz/replay_corpus.c \
 	tests/fuzz/fuzz_local_proto.c dmlockd/engine/dm_types.c
 tests_fuzz_replay_local_proto_CFLAGS = $(AM_CFLAGS)
+tests_fuzz_replay_local_proto_CPPFLAGS = $(AM_CPPFLAGS) -DREPLAY_CORPUS='"local_proto"'
 tests_fuzz_replay_local_proto_LDADD = liblocalproto.la
 EXTRA_DIST += tests/fuzz/corpus/local_proto
 if FUZZING

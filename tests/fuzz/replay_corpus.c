@@ -1,7 +1,9 @@
 /*
- * replay_frame.c: runs LLVMFuzzerTestOneInput from fuzz_frame.c over every
- * file of the seed corpus (tests/fuzz/corpus/frame), so make check proves
- * the corpus still decodes without a crash even without clang/libFuzzer.
+ * replay_corpus.c: runs a fuzz target's LLVMFuzzerTestOneInput over every
+ * file of its seed corpus (tests/fuzz/corpus/REPLAY_CORPUS, the name given
+ * at build time), so make check proves the corpus still decodes without a
+ * crash even without clang/libFuzzer.  Linked with fuzz_frame.c and with
+ * fuzz_local_proto.c.
  */
 #include "config.h"
 
@@ -14,6 +16,9 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+#ifndef REPLAY_CORPUS
+#error "build with -DREPLAY_CORPUS='\"name\"' (a directory under tests/fuzz/corpus)"
+#endif
 #define REPLAY_FILE_MAX (1024 * 1024)
 
 int
@@ -28,10 +33,10 @@ main(int argc, char **argv)
 
 	snprintf(dir, sizeof(dir), "%s", argc > 1 ? argv[1] : "");
 	if (argc <= 1)
-		snprintf(dir, sizeof(dir), "%s/tests/fuzz/corpus/frame", srcdir != NULL ? srcdir : ".");
+		snprintf(dir, sizeof(dir), "%s/tests/fuzz/corpus/" REPLAY_CORPUS, srcdir != NULL ? srcdir : ".");
 	d = opendir(dir);
 	if (d == NULL) {
-		fprintf(stderr, "replay_frame: %s: %s\n", dir, strerror(errno));
+		fprintf(stderr, "replay_" REPLAY_CORPUS ": %s: %s\n", dir, strerror(errno));
 		return EXIT_FAILURE;
 	}
 	while ((de = readdir(d)) != NULL) {
@@ -49,6 +54,6 @@ main(int argc, char **argv)
 		count++;
 	}
 	closedir(d);
-	printf("replay_frame: %u corpus inputs replayed without a crash\n", count);
+	printf("replay_" REPLAY_CORPUS ": %u corpus inputs replayed without a crash\n", count);
 	return count > 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
