@@ -51,6 +51,7 @@ static const char *const violation_names[] = {
 	[SIM_V_BOUND] = "grants-between-bound",
 	[SIM_V_PROTOCOL] = "client-protocol",
 	[SIM_V_MESSAGES] = "messages-per-entry",
+	[SIM_V_NONDETERMINISM] = "nondeterminism",
 };
 
 const char *

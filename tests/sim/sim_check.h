@@ -39,6 +39,7 @@ enum sim_violation {
 	SIM_V_BOUND,		/* more than 2(N-1) other entries before ours */
 	SIM_V_PROTOCOL,		/* grant without request, double grant, ... */
 	SIM_V_MESSAGES,		/* fault-free message count not 2(N-1) per entry */
+	SIM_V_NONDETERMINISM,	/* a replay of the seed ran differently */
 };
 
 struct sim_claim;

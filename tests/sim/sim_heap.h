@@ -20,6 +20,8 @@ struct sim_event {
 	int		 node;
 	uint64_t	 a, b, c;	/* owner-defined arguments */
 	void		*ptr;		/* owner-defined, owned by the owner */
+	size_t		*track;		/* NULL, or kept = the event's heap index
+					 * (SIZE_MAX once popped or removed) */
 };
 
 struct sim_heap {
@@ -35,6 +37,8 @@ int sim_heap_push(struct sim_heap *h, const struct sim_event *ev);
 /* Returns 0 and the earliest event, or -ENOENT when empty. */
 int sim_heap_pop(struct sim_heap *h, struct sim_event *ret);
 const struct sim_event *sim_heap_peek(const struct sim_heap *h);
+/* Drop the tracked event at heap index i (from its track field). */
+void sim_heap_remove(struct sim_heap *h, size_t i);
 /* Call fn on every queued event (in heap order, not time order). */
 void sim_heap_visit(struct sim_heap *h, void (*fn)(void *ctx, struct sim_event *ev), void *ctx);
 

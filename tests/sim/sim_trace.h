@@ -17,7 +17,7 @@ struct sim_trace {
 	char	(*ring)[SIM_TRACE_LINE_MAX];
 	size_t	  cap, next, count;
 	FILE	 *echo;		/* NULL: keep in the ring only */
-	int	  enabled;	/* 0: drop lines (fast seed sweeps keep 1) */
+	int	  enabled;	/* 0: drop lines (sim_run keeps them only for --trace and for the replay of a failing seed) */
 	uint64_t  hash;		/* FNV-1a of every line: replay fingerprint */
 };
 

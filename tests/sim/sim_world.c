@@ -34,6 +34,9 @@
 #define SIM_HEARTBEAT_MS	10
 #define SIM_RESTART_MS		100
 #define SIM_STOP_MS		5
+/* Quiet time that ends a run early (quiet_long_enough): several failure
+ * detection rounds (request timeout + probe timeout) and lease periods. */
+#define SIM_QUIET_MS		(4 * (SIM_REQUEST_TIMEOUT_MS + SIM_PROBE_TIMEOUT_MS) + 2 * SIM_LEASE_MS)
 #define SIM_DRIFT_PPM		10000
 
 enum ev_kind {
@@ -88,6 +91,7 @@ struct sim_node {
 	sim_time_t	 base_real;
 	uint64_t	 base_local;
 	uint32_t	 timer_gen;
+	size_t		 timer_pos;	/* heap index of the live EV_TIMER, SIZE_MAX none */
 	dm_msec_t	 last_now;
 	bool		 wants[SIM_NODES_MAX];	/* PEER_ADD seen */
 	struct sim_client clients[SIM_CLIENTS_MAX];
@@ -112,6 +116,7 @@ struct sim_world {
 	char		 lock_names[SIM_LOCKS_MAX][16];
 	unsigned	 n_locks;
 	bool		 healed, settled, stopped;
+	sim_time_t	 quiet_since;	/* after stop: quiet since (0: not quiet) */
 	sim_time_t	 heal_at, stop_at, end_at;
 	sim_time_t	 liveness_bound;
 	/* RA §5 synchronisation delay: the last exit per lock. */
@@ -129,8 +134,13 @@ struct sim_world {
 
 static void node_step(struct sim_world *w, int n, struct dm_event *ev);
 static void client_schedule(struct sim_world *w, int n, unsigned c, sim_time_t after);
+static bool quiet_long_enough(struct sim_world *w);
 
-#define TRACE(w, ...) sim_trace_line(&(w)->trace, (w)->now, __VA_ARGS__)
+/* Arguments are evaluated only when the run keeps a trace (see sim_run). */
+#define TRACE(w, ...) do {						\
+		if ((w)->trace.enabled)					\
+			sim_trace_line(&(w)->trace, (w)->now, __VA_ARGS__); \
+	} while (0)
 
 /* ---- small helpers ---------------------------------------------------- */
 
@@ -421,6 +431,8 @@ hold_time(struct sim_world *w)
 {
 	uint64_t d = w->cfg.delay_us;
 
+	if (w->cfg.hold_time && w->cfg.workload == SIM_W_HEAVY)
+		return w->cfg.hold_time(w->cfg.hook_ctx, w->stepping, sim_rng_next(&w->rng));
 	switch (w->cfg.workload) {
 	case SIM_W_LIGHT:
 		return 2 * d;
@@ -560,6 +572,8 @@ on_effect(void *ctx, const struct dm_effect *fx)
 	int n = w->stepping, peer;
 	struct sim_node *nd = &w->nodes[n];
 
+	if (w->cfg.observe_effect)
+		w->cfg.observe_effect(w->cfg.hook_ctx, w->now, n, fx);
 	switch (fx->type) {
 	case DM_FX_SEND:
 		fx_send(w, n, fx);
@@ -619,19 +633,35 @@ on_effect(void *ctx, const struct dm_effect *fx)
 
 /* ---- nodes --------------------------------------------------------------- */
 
+/* Forget the node's pending deadline: a new generation, and its event
+ * leaves the queue at once (stale timers would otherwise pile up in the
+ * heap, one per engine step, and dominate a sweep's run time). */
+static void
+timer_drop(struct sim_world *w, struct sim_node *nd)
+{
+	nd->timer_gen++;
+	if (nd->timer_pos != SIZE_MAX)
+		sim_heap_remove(&w->heap, nd->timer_pos);
+}
+
 static void
 timer_rearm(struct sim_world *w, int n)
 {
 	struct sim_node *nd = &w->nodes[n];
+	struct sim_event ev = { .kind = EV_TIMER, .node = n, .track = &nd->timer_pos };
 	dm_msec_t d;
 
 	if (!nd->eng)
 		return;
-	nd->timer_gen++;
+	timer_drop(w, nd);
 	d = dm_engine_next_deadline(nd->eng);
 	if (d == 0)
 		return;
-	push(w, real_when(w, nd, d), EV_TIMER, n, nd->timer_gen, nd->incarnation, 0);
+	ev.at = real_when(w, nd, d);
+	ev.a = nd->timer_gen;
+	ev.b = nd->incarnation;
+	if (sim_heap_push(&w->heap, &ev) < 0)
+		w->fatal = -ENOMEM;
 }
 
 static void node_gone(struct sim_world *w, int n, const char *why);
@@ -649,6 +679,8 @@ node_step(struct sim_world *w, int n, struct dm_event *ev)
 		ev->now = nd->last_now;
 	nd->last_now = ev->now;
 	w->stepping = n;
+	if (w->cfg.observe_event)
+		w->cfg.observe_event(w->cfg.hook_ctx, w->now, n, ev);
 	r = dm_engine_step(nd->eng, ev, on_effect, w);
 	w->res->events++;
 	if (r == -EPROTO)
@@ -759,7 +791,7 @@ node_gone(struct sim_world *w, int n, const char *why)
 	dm_engine_free(nd->eng);
 	nd->eng = NULL;
 	nd->exists = nd->ready = nd->paused = false;
-	nd->timer_gen++;
+	timer_drop(w, nd);
 	sim_check_forget_node(&w->ck, w->now, n);
 	for (unsigned i = 0; i < w->n_slots; i++) {
 		sim_net_flush(sim_net_link(&w->net, (unsigned)n, i));
@@ -818,7 +850,8 @@ client_schedule(struct sim_world *w, int n, unsigned c, sim_time_t after)
 		think = 20 * d;
 		break;
 	case SIM_W_HEAVY:
-		think = 0;
+		think = w->cfg.think_time ? w->cfg.think_time(w->cfg.hook_ctx, n,
+		    sim_rng_next(&w->rng)) : 0;
 		break;
 	default:
 		think = sim_rng_range(&w->rng, 0, 10 * d);
@@ -1038,11 +1071,12 @@ fault_inject(struct sim_world *w)
 	w->res->faults_injected++;
 	switch (kinds[sim_rng_below(&w->rng, nk)]) {
 	case SIM_F_CRASH:
-		n = pick_node(w, true);
-		if (n < 0 || other_ready(w, n) == 0)
+		n = w->cfg.crash_victim ? (int)w->cfg.crash_victim - 1 : pick_node(w, true);
+		if (n < 0 || other_ready(w, n) == 0 || !w->nodes[n].exists)
 			return;
 		node_gone(w, n, "CRASH");
-		push(w, w->now + sim_rng_range(&w->rng, 5 * MS, 200 * MS), EV_RESTART, n, 0, 0, 0);
+		if (!w->cfg.crash_victim)	/* a measured victim stays down */
+			push(w, w->now + sim_rng_range(&w->rng, 5 * MS, 200 * MS), EV_RESTART, n, 0, 0, 0);
 		return;
 	case SIM_F_PAUSE:
 		n = pick_node(w, true);
@@ -1270,12 +1304,46 @@ handle(struct sim_world *w, const struct sim_event *sev)
 		return;
 	case EV_PROGRESS:
 		sim_check_progress(&w->ck, w->now, w->liveness_bound);
-		if (w->now + 50 * MS < w->end_at)
+		if (quiet_long_enough(w)) {
+			TRACE(w, "sim: quiet since %" PRIu64 "us: the run ends", w->quiet_since);
+			w->end_at = w->now;
+			push(w, w->now, EV_END, -1, 0, 0, 0);
+		} else if (w->now + 50 * MS < w->end_at) {
 			push(w, w->now + 50 * MS, EV_PROGRESS, -1, 0, 0, 0);
+		}
 		return;
 	case EV_END:
 		return;
 	}
+}
+
+/* After the clients stop, the run may end early once the cluster has been
+ * quiet for SIM_QUIET_MS: every request resolved, nobody holding, every
+ * process serving.  That is exactly what final_checks() demands at the end,
+ * and the quiet time covers several rounds of failure detection, so a node
+ * wrongly suspected or removed in an idle cluster is still seen.  Without
+ * it a sweep spends most of its time simulating heartbeats until the
+ * liveness bound. */
+static bool
+quiet_long_enough(struct sim_world *w)
+{
+	if (!w->stopped || sim_check_pending(&w->ck) > 0)
+		goto noisy;
+	for (unsigned i = 0; i < w->n_slots; i++) {
+		const struct sim_node *nd = &w->nodes[i];
+
+		if (nd->exists && (nd->paused || nd->leaving || !nd->ready))
+			goto noisy;
+		for (unsigned c = 0; c < nd->n_clients && nd->exists; c++)
+			if (nd->clients[c].state != C_IDLE)
+				goto noisy;
+	}
+	if (w->quiet_since == 0)
+		w->quiet_since = w->now;
+	return w->now - w->quiet_since >= SIM_QUIET_MS * MS;
+noisy:
+	w->quiet_since = 0;
+	return false;
 }
 
 /* After the run: every request resolved, every process serving. */
@@ -1369,6 +1437,7 @@ world_init(struct sim_world *w, const struct sim_config *cfg, struct sim_result 
 		struct sim_node *nd = &w->nodes[i];
 
 		snprintf(nd->name, sizeof(nd->name), "n%u", i);
+		nd->timer_pos = SIZE_MAX;
 		snprintf(nd->address, sizeof(nd->address), "10.0.0.%u:7400", i + 1);
 		nd->base_real = 0;
 		nd->base_local = sim_rng_range(&w->rng, 1000, 1000000) * MS;
@@ -1424,11 +1493,28 @@ report(struct sim_world *w)
 	    w->cfg.policy == DM_FAILURE_PAPER ? " --policy paper" : "");
 }
 
-int
-sim_run(const struct sim_config *cfg, struct sim_result *res)
+/* Fold one handled event into the run's fingerprint (FNV-1a over its
+ * fields): cheap enough for every run, and two runs of one config differ
+ * in it as soon as they differ in any event. */
+static void
+fingerprint(uint64_t *fp, const struct sim_event *ev)
+{
+	const uint64_t words[] = { ev->at, (uint64_t)(uint32_t)ev->kind,
+	    (uint64_t)(uint32_t)ev->node, ev->a, ev->b, ev->c };
+
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		*fp = (*fp ^ words[i]) * UINT64_C(0x100000001b3);
+}
+
+/* One run.  With tracing off the trace lines are never formatted, which is
+ * most of the cost of a seed sweep; the violation report then comes from a
+ * traced replay of the same seed (sim_run). */
+static int
+run_once(const struct sim_config *cfg, struct sim_result *res, bool tracing)
 {
 	struct sim_world *w = calloc(1, sizeof(*w));
 	struct sim_event ev;
+	uint64_t fp = UINT64_C(0xcbf29ce484222325);
 	int r;
 
 	memset(res, 0, sizeof(*res));
@@ -1436,6 +1522,7 @@ sim_run(const struct sim_config *cfg, struct sim_result *res)
 		return -ENOMEM;
 	if ((r = world_init(w, cfg, res)) < 0)
 		goto fail;
+	w->trace.enabled = tracing;
 	for (unsigned i = 0; i < w->cfg.nodes; i++)
 		if ((r = node_start(w, (int)i, true)) < 0)
 			goto fail;
@@ -1458,6 +1545,7 @@ sim_run(const struct sim_config *cfg, struct sim_result *res)
 		if (ev.at > w->end_at)
 			break;
 		w->now = ev.at;
+		fingerprint(&fp, &ev);
 		handle(w, &ev);
 		if (ev.kind == EV_END)
 			break;
@@ -1474,12 +1562,32 @@ sim_run(const struct sim_config *cfg, struct sim_result *res)
 	res->denials = w->ck.denials;
 	res->entries = w->ck.entries;
 	res->end_time = w->now;
-	res->trace_hash = w->trace.hash;
-	if (violated(w))
+	res->trace_hash = fp;
+	if (violated(w) && tracing)
 		report(w);
 	r = violated(w) ? 1 : 0;
 fail:
 	world_fini(w);
 	free(w);
+	return r;
+}
+
+int
+sim_run(const struct sim_config *cfg, struct sim_result *res)
+{
+	struct sim_result traced;
+	bool tracing = cfg->trace != NULL;
+	int r = run_once(cfg, res, tracing);
+
+	if (r != 1 || tracing || !cfg->report)
+		return r;
+	/* Replay the seed with its trace kept, for the report.  The run is
+	 * deterministic, so the replay must fail the same way. */
+	if (run_once(cfg, &traced, true) == 1 && traced.violation == res->violation &&
+	    traced.trace_hash == res->trace_hash)
+		return r;
+	fprintf(cfg->report, "DMSIM_SEED=%" PRIu64 ": the traced replay did not reproduce"
+	    " the violation (%s): the simulation is not deterministic\n", cfg->seed, res->what);
+	res->violation = SIM_V_NONDETERMINISM;
 	return r;
 }

@@ -79,6 +79,18 @@ struct sim_config {
 
 	const char	*election;		/* dm_engine_config.election (NULL: bully) */
 	uint32_t	 group_size;		/* dm_engine_config.group_size (0: default) */
+
+	/* Measurement hooks (tests/sim/sim_report.c); NULL/0: none.  The
+	 * observers see every engine input and effect; think_time/hold_time
+	 * replace the HEAVY workload's think (0) and hold (4D) times, given a
+	 * random number drawn from the run's PRNG; crash_victim > 0 makes
+	 * SIM_F_CRASH crash node crash_victim - 1, which then stays down. */
+	void		(*observe_event)(void *ctx, sim_time_t now, int node, const struct dm_event *ev);
+	void		(*observe_effect)(void *ctx, sim_time_t now, int node, const struct dm_effect *fx);
+	sim_time_t	(*think_time)(void *ctx, int node, uint64_t random);
+	sim_time_t	(*hold_time)(void *ctx, int node, uint64_t random);
+	void		*hook_ctx;
+	unsigned	 crash_victim;
 };
 
 struct sim_result {
