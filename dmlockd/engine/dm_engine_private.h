@@ -14,6 +14,8 @@
 
 /* Fencing tokens: roster epoch in the high bits, a counter below. */
 #define DM_TOKEN_EPOCH_SHIFT	40
+/* Highest fencing token the engine believes from a peer (dm_token_observe). */
+#define DM_TOKEN_LIMIT		(UINT64_C(1) << 63)
 
 /* Reserved lock used for roster changes (RA §7.2.2); clients may not name
  * anything under DM_RESERVED_PREFIX. */
