@@ -8,6 +8,9 @@
  *   uncontended acquire+release on node 1, p50/p99
  *   handoff     release on one node -> grant on another, two waiters
  *   throughput  8 clients spread over the nodes on one lock
+ *   msgs/entry  peer DATA frames (engine messages) every daemon wrote during
+ *               the uncontended phase, from the PEER lines of each node's
+ *               STATUS, per acquire+release (less the idle rate: heartbeats)
  * and prints each figure with its ratio to the floor.
  *
  * usage: cluster_bench -s SOCK1,SOCK2,SOCK3 -c CERT -k KEY -a CA [-n N] [-d SEC]
@@ -195,6 +198,42 @@ tls_rtt_us(const struct bench *b)
 	return percentile(v, b->iterations, 0.5);
 }
 
+/* ---- DATA frames sent, from the daemons' STATUS ------------------------- */
+
+/* The sum over every node of the DATA frames it wrote to its peers (field
+ * <sent> of the PEER lines), or -1 if a daemon does not report them. */
+static long long
+data_frames_sent(const struct bench *b)
+{
+	long long total = 0;
+
+	for (int i = 0; i < b->n_socks; i++) {
+		struct dmlock_conn *c = connect_or_die(b->socks[i]);
+		char *text = NULL, *save = NULL;
+		int r = dmlock_status(c, &text);
+		if (r < 0)
+			die("status", r);
+		for (char *line = strtok_r(text, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+			char state[16], sent[24];
+			if (strncmp(line, "PEER ", 5) != 0)
+				continue;
+			if (sscanf(line, "PEER %*s %*s %15s %*s %*s %23s", state, sent) != 2) {
+				if (sscanf(line, "PEER %*s %*s %15s", state) == 1 && strcmp(state, "self") == 0)
+					continue;
+				total = -1;	/* an older daemon: no counters */
+				break;
+			}
+			if (strcmp(state, "self") != 0 && strcmp(sent, "-") != 0)
+				total += strtoll(sent, NULL, 10);
+		}
+		free(text);
+		dmlock_close(c);
+		if (total < 0)
+			return -1;
+	}
+	return total;
+}
+
 /* ---- uncontended -------------------------------------------------------- */
 
 static void
@@ -368,14 +407,35 @@ main(int argc, char **argv)
 		    "[-n ITERATIONS] [-d SECONDS]\n");
 		return 64;
 	}
+	long long sent0, sent1, idle0, idle1;
+	double t0, elapsed_us;
 	double unix_rtt = unix_rtt_us(&b);
 	double tls_rtt = tls_rtt_us(&b);
 	double floor_us = unix_rtt + tls_rtt;
 	printf("floor: unix round trip %.1f us + TLS round trip %.1f us = %.1f us (p50)\n",
 	    unix_rtt, tls_rtt, floor_us);
+	sent0 = data_frames_sent(&b);
+	t0 = now_us();
 	uncontended(&b, &u50, &u99);
+	elapsed_us = now_us() - t0;
+	sent1 = data_frames_sent(&b);
 	printf("uncontended acquire+release (node 1, %d nodes): p50 %.1f us (%.2fx floor), "
 	    "p99 %.1f us (%.2fx floor)\n", b.n_socks, u50, u50 / floor_us, u99, u99 / floor_us);
+	/* The idle rate (heartbeats, lease renewals) over as long again, at most 5 s. */
+	idle0 = data_frames_sent(&b);
+	double idle_us = elapsed_us < 5e6 ? elapsed_us : 5e6, i0 = now_us();
+	usleep((useconds_t)idle_us);
+	idle1 = data_frames_sent(&b);
+	idle_us = now_us() - i0;
+	if (sent0 >= 0 && sent1 >= 0 && idle0 >= 0 && idle1 >= 0) {
+		double raw = (double)(sent1 - sent0), background = (double)(idle1 - idle0) * elapsed_us / idle_us;
+		printf("messages per entry (uncontended, DATA frames sent by all %d nodes): %.2f "
+		    "(%lld frames / %d entries, less %.0f idle-rate frames; raw %.2f); "
+		    "Ricart-Agrawala 2(N-1) = %d\n", b.n_socks, (raw - background) / b.iterations,
+		    sent1 - sent0, b.iterations, background, raw / b.iterations, 2 * (b.n_socks - 1));
+	} else {
+		printf("messages per entry: not reported (a daemon without DATA frame counters)\n");
+	}
 	handoff(&b, &h50, &h99);
 	printf("handoff release->grant on another node: p50 %.1f us (%.2fx floor, %.2fx one-way "
 	    "TLS), p99 %.1f us (%.2fx floor)\n", h50, h50 / floor_us, h50 / (tls_rtt / 2), h99,

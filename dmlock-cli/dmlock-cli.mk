@@ -8,7 +8,8 @@ dmlock_SOURCES = \
 	dmlock-cli/child.c dmlock-cli/child.h \
 	dmlock-cli/lock_name.c dmlock-cli/lock_name.h dmlock-cli/sha256.c dmlock-cli/sha256.h \
 	dmlock-cli/name_cmd.c dmlock-cli/admin.c \
-	dmlock-cli/status.c dmlock-cli/status_report.c dmlock-cli/status_report.h
+	dmlock-cli/status.c dmlock-cli/status_report.c dmlock-cli/status_report.h \
+	dmlock-cli/status_algorithm.c
 dmlock_LDADD = libdmlock.la
 
 # Installed under the command's name, as bash-completion looks it up.

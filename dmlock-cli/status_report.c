@@ -19,6 +19,7 @@
 #define LOCK_FIELDS 9
 #define CAPS_FIELDS 3
 #define PEER_LINK_FIELDS 6	/* with last contact and round trip */
+#define PEER_COUNTER_FIELDS 8	/* with DATA frames sent and received */
 #define LOCKS_FIELDS 10		/* LOCKS answer: with the node */
 
 int status_report_parse(const char *text, struct status_report *ret)
@@ -191,6 +192,7 @@ void status_report_print_text(const struct status_report *r, const char *socket_
 			l->field[3], strcmp(l->field[4], "0") == 0 ? "-" : l->field[4], since, l->field[6],
 			l->field[7]);
 	}
+	status_algorithm_print_text(r, out);
 }
 
 /* Lock and node names are printable ASCII; escape what JSON requires. */
@@ -206,6 +208,11 @@ static void json_string(FILE *out, const char *s)
 			fputc(*s, out);
 	}
 	fputc('"', out);
+}
+
+void status_report_json_string(FILE *out, const char *s)
+{
+	json_string(out, s);
 }
 
 static void json_number(FILE *out, const char *s)
@@ -278,6 +285,10 @@ void status_report_print_json(const struct status_report *r, const char *socket_
 		json_number(out, l->n_fields >= PEER_LINK_FIELDS ? l->field[4] : "-");
 		fputs(",\"rtt_us\":", out);
 		json_number(out, l->n_fields >= PEER_LINK_FIELDS ? l->field[5] : "-");
+		fputs(",\"data_sent\":", out);
+		json_number(out, l->n_fields >= PEER_COUNTER_FIELDS ? l->field[6] : "-");
+		fputs(",\"data_received\":", out);
+		json_number(out, l->n_fields >= PEER_COUNTER_FIELDS ? l->field[7] : "-");
 		fputc('}', out);
 		sep = ",";
 	}
@@ -314,7 +325,9 @@ void status_report_print_json(const struct status_report *r, const char *socket_
 		fputc('}', out);
 		sep = ",";
 	}
-	fputs("]}\n", out);
+	fputc(']', out);
+	status_algorithm_print_json(r, out);
+	fputs("}\n", out);
 }
 
 void status_report_print_locks_text(const struct status_report *r, const char *node,

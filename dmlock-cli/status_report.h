@@ -1,6 +1,6 @@
 /*
  * status_report.h: the daemon's STATUS block (dmlock-protocol(7): NODE,
- * PEER and LOCK lines) split into fields, and printed for people or as
+ * PEER, LOCK and ALGO lines) split into fields, and printed for people or as
  * JSON.  Pure formatting: the query itself is in status.c.
  */
 #ifndef DMLOCK_CLI_STATUS_REPORT_H
@@ -40,6 +40,14 @@ void status_report_print_locks_text(const struct status_report *r, const char *n
     uint64_t now_ms, FILE *out);
 void status_report_print_locks_json(const struct status_report *r, const char *node,
     uint64_t now_ms, FILE *out);
+
+/* A JSON string with the escapes JSON requires. */
+void status_report_json_string(FILE *out, const char *s);
+
+/* status_algorithm.c: the ALGO lines (the algorithm's own view) as an
+ * "algorithm state" section, or as the JSON member ,"algorithm_state":{...}. */
+void status_algorithm_print_text(const struct status_report *r, FILE *out);
+void status_algorithm_print_json(const struct status_report *r, FILE *out);
 
 /* `dmlock ping`'s per-peer lines from a STATUS block: link state, last
  * contact and round trip of each peer (self left out).  Returns the number

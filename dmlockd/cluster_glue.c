@@ -94,7 +94,9 @@ glue_peer_info(void *ctx, const char *name, struct dmd_peer_link_info *ret)
 	if (r < 0)
 		return r;
 	*ret = (struct dmd_peer_link_info){ .link_up = info.link_up,
-	    .last_contact_ms = info.last_contact_ms, .rtt_us = info.rtt_us };
+	    .last_contact_ms = info.last_contact_ms, .rtt_us = info.rtt_us,
+	    .data_sent = (int64_t)info.data_frames_sent,
+	    .data_received = (int64_t)info.data_frames_received };
 	return 0;
 }
 

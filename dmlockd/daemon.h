@@ -23,6 +23,8 @@ struct dmd_peer_link_info {
 	bool		 link_up;
 	int64_t		 last_contact_ms;	/* ms since the last frame from the peer; -1 never */
 	int64_t		 rtt_us;		/* last message -> acknowledgement time; -1 unknown */
+	int64_t		 data_sent;		/* DATA frames written (with resends); -1 unknown */
+	int64_t		 data_received;		/* DATA frames read (with duplicates); -1 unknown */
 };
 
 /*

@@ -159,6 +159,15 @@ decode_hello(const uint8_t *p, const uint8_t *end, struct frame_hello *h)
 	n = get_string(&p, end, h->algorithm, sizeof(h->algorithm));
 	if (n < 0 || !frame_algorithm_name_valid(h->algorithm, (size_t)n))
 		return -EPROTO;
+	if (h->version >= 2) {
+		if (end - p < 16)
+			return -EPROTO;
+		h->epoch = get_u64(p);
+		h->your_epoch = get_u64(p + 8);
+		p += 16;
+		if (h->epoch == 0)
+			return -EPROTO;
+	}
 	if (p != end)
 		return -EPROTO;
 	return 0;
@@ -256,10 +265,11 @@ encode_hello(const struct frame_hello *h, uint8_t *buf, size_t cap, size_t *ret_
 {
 	size_t nl = strnlen(h->name, sizeof(h->name)), cl = strnlen(h->cluster, sizeof(h->cluster));
 	size_t al = strnlen(h->algorithm, sizeof(h->algorithm));
-	size_t body_len = 32 + 3 + nl + cl + al;
+	size_t body_len = 32 + 3 + nl + cl + al + (h->version >= 2 ? 16 : 0);
 	uint8_t *p;
 
 	if (h->version == 0 || h->incarnation == 0 || !dm_node_name_valid(h->name, nl) ||
+	    (h->version >= 2 && h->epoch == 0) || (h->version < 2 && (h->epoch | h->your_epoch) != 0) ||
 	    !frame_cluster_name_valid(h->cluster, cl) || !frame_algorithm_name_valid(h->algorithm, al))
 		return -EINVAL;
 	if (cap < FRAME_HEADER_LEN + body_len)
@@ -275,7 +285,11 @@ encode_hello(const struct frame_hello *h, uint8_t *buf, size_t cap, size_t *ret_
 	p += 32;
 	p = put_string(p, h->name, nl);
 	p = put_string(p, h->cluster, cl);
-	put_string(p, h->algorithm, al);
+	p = put_string(p, h->algorithm, al);
+	if (h->version >= 2) {
+		put_u64(p, h->epoch);
+		put_u64(p + 8, h->your_epoch);
+	}
 	*ret_len = FRAME_HEADER_LEN + body_len;
 	return 0;
 }

@@ -7,7 +7,8 @@
  *   header  u32 body_len | u8 type | u8 flags (0) | u16 reserved (0)
  *   HELLO   "DMLK" | u16 version | u16 reserved (0) | u64 incarnation |
  *           u64 your_incarnation | u64 last_received |
- *           u8 len + node name | u8 len + cluster name | u8 len + algorithm
+ *           u8 len + node name | u8 len + cluster name | u8 len + algorithm |
+ *           (version >= 2 only) u64 epoch (>= 1) | u64 your_epoch
  *   DATA    u64 seq (>= 1) | payload (1..FRAME_PAYLOAD_MAX bytes)
  *   ACK     u64 seq
  *   KEEPALIVE (empty body)
@@ -23,7 +24,10 @@
 #include "dm_types.h"
 #include "dm_wire.h"
 
-#define FRAME_PROTOCOL_VERSION	1
+/* Version 2 added the record epochs to HELLO (sessions that survive a peer
+ * being removed and added again).  Version 1 HELLOs still decode (epochs 0)
+ * so that a link can refuse them with a clear message. */
+#define FRAME_PROTOCOL_VERSION	2
 #define FRAME_HEADER_LEN	8
 #define FRAME_DATA_PREFIX_LEN	(FRAME_HEADER_LEN + 8)	/* header + seq */
 #define FRAME_PAYLOAD_MAX	DM_WIRE_MSG_MAX
@@ -57,7 +61,9 @@ struct frame_hello {
 	uint16_t	version;
 	uint64_t	incarnation;		/* the sender's */
 	uint64_t	your_incarnation;	/* the receiver's, as the sender knows it; 0 = none */
-	uint64_t	last_received;		/* last DATA seq the sender got from that incarnation */
+	uint64_t	last_received;		/* last DATA seq the sender got in that session */
+	uint64_t	epoch;			/* the sender's record of the receiver (v2; v1: 0) */
+	uint64_t	your_epoch;		/* the receiver's record of the sender, as known; 0 = none */
 	char		name[DM_NODE_NAME_MAX + 1];
 	char		cluster[FRAME_CLUSTER_NAME_MAX + 1];
 	char		algorithm[DM_ALGORITHM_NAME_MAX + 1];

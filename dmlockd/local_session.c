@@ -299,17 +299,21 @@ status_visit_peer(void *ctx, const char *name, const char *address, bool is_self
 {
 	struct local_session *s = ctx;
 	struct dmd_peer_link_info info;
-	char line[LP_REPLY_MAX], contact[24] = "-", rtt[24] = "-";
+	char line[LP_REPLY_MAX], contact[24] = "-", rtt[24] = "-", sent[24] = "-", received[24] = "-";
 
 	if (!is_self && dmd_daemon_peer_info(s->daemon, name, &info) == 0) {
 		if (info.last_contact_ms >= 0)
 			snprintf(contact, sizeof(contact), "%lld", (long long)info.last_contact_ms);
 		if (info.rtt_us >= 0)
 			snprintf(rtt, sizeof(rtt), "%lld", (long long)info.rtt_us);
+		if (info.data_sent >= 0)
+			snprintf(sent, sizeof(sent), "%lld", (long long)info.data_sent);
+		if (info.data_received >= 0)
+			snprintf(received, sizeof(received), "%lld", (long long)info.data_received);
 	}
-	int n = snprintf(line, sizeof(line), "PEER %s %s %s %s %s", name,
+	int n = snprintf(line, sizeof(line), "PEER %s %s %s %s %s %s %s", name,
 	    address != NULL && address[0] != '\0' ? address : "-",
-	    is_self ? "self" : link_up ? "up" : "down", contact, rtt);
+	    is_self ? "self" : link_up ? "up" : "down", contact, rtt, sent, received);
 	status_line(s, line, n);
 }
 
@@ -350,6 +354,18 @@ status_visit_lock(void *ctx, const char *lock, uint64_t handle, enum dm_mode mod
 	status_line(s, line, n);
 }
 
+/* ALGO lines: the algorithm's own view (token whereabouts, coordinator,
+ * elections); "-" names the node line. */
+static void
+status_visit_algorithm(void *ctx, const char *lock, const char *text)
+{
+	struct local_session *s = ctx;
+	char line[LP_REPLY_MAX];
+	int n = snprintf(line, sizeof(line), "ALGO %s %s", lock != NULL ? lock : "-", text);
+
+	status_line(s, line, n);
+}
+
 static void
 session_status(struct local_session *s)
 {
@@ -368,6 +384,7 @@ session_status(struct local_session *s)
 	dm_engine_visit_roster(engine, status_visit_peer, s);
 	dm_engine_visit_local_locks(engine, status_visit_lock,
 	    &(struct lock_visit){ .session = s });
+	dm_engine_visit_algorithm_state(engine, status_visit_algorithm, s);
 	session_write_reply(s, &(struct lp_reply){ .type = LP_R_END });
 }
 

@@ -33,9 +33,9 @@ struct peer_link {
 	SSL			*ssl;		/* owned by bev */
 	enum link_state		 state;
 	bool			 outbound;
-	bool			 forgot_session;	/* our HELLO tells the peer we lost its session */
 	char			 remote[DM_ADDRESS_MAX + 1];
 	dm_msec_t		 started_ms, last_rx_ms, last_tx_ms;
+	dm_msec_t		 last_ack_ms;	/* when an ACK was last written */
 	TAILQ_ENTRY(peer_link)	 entry;
 };
 
@@ -52,6 +52,7 @@ struct peer {
 	uint64_t		 links_established;
 	uint64_t		 data_frames_sent;
 	uint64_t		 data_frames_resent;
+	uint64_t		 data_frames_received;	/* including duplicates dropped */
 	uint64_t		 highest_written;	/* newest seq ever written (resend stats) */
 	/* Round trip: one DATA frame at a time is timed to its ACK. */
 	uint64_t		 rtt_probe_seq;		/* 0: none in flight */
@@ -71,6 +72,7 @@ struct peer_transport {
 	char			 cluster[FRAME_CLUSTER_NAME_MAX + 1];
 	char			 algorithm[DM_ALGORITHM_NAME_MAX + 1];
 	uint64_t		 incarnation;
+	uint64_t		 last_epoch;	/* of the newest peer record (peer_session.h) */
 	SSL_CTX			*tls;
 	bool			 refuse_unknown_peers;
 	struct peer_transport_limits limits;
@@ -84,6 +86,7 @@ struct peer_transport {
 	TAILQ_HEAD(, peer_link)	 links;
 	struct event		*tick;
 	struct event		*reaper;
+	struct event		*ack_timer;	/* writes ACKs not carried by DATA yet */
 	bool			 freeing;
 };
 
@@ -96,6 +99,9 @@ void peer_schedule_dial(struct peer *p);
 void peer_link_became_active(struct peer_link *link, bool restarted, bool was_up);
 /* link stopped being p's active link (was_active) or dial attempt. */
 void peer_link_detached(struct peer *p, bool was_active);
+/* The two ends of p's session disagree: start a new record epoch, drop
+ * the session and every link (logged with why). */
+void peer_resync(struct peer *p, const char *why);
 /* Close p's links other than keep, without callbacks. */
 void peer_drop_links_except(struct peer *p, struct peer_link *keep);
 int peer_resolve_address(const char *address, bool passive, struct sockaddr_storage *ss, int *len);
@@ -113,6 +119,12 @@ void peer_link_close(struct peer_link *link, bool send_bye, enum frame_bye_reaso
 void peer_link_free(struct peer_link *link);
 void peer_link_flush(struct peer_link *link);
 void peer_link_send_keepalive(struct peer_link *link);
+/* Write the ACK for what the peer sent, if not written yet. */
+void peer_link_send_ack(struct peer_link *link);
+/* How long an ACK may wait for DATA to ride with on a busy link. */
+#define ACK_DELAY_MS 5
+/* Arm the ACK timer (peer_transport.c). */
+void peer_transport_ack_later(struct peer_transport *t);
 size_t peer_link_output_length(const struct peer_link *link);
 
 /* Disable Nagle on a peer socket (peer_transport.c). */

@@ -34,6 +34,14 @@
 #define FLUSH_HIGH	(256 * 1024)
 #define FLUSH_LOW	(64 * 1024)
 
+/* On a busy link (an ACK written less than ACK_DELAY_MS ago) ACKs wait for
+ * the next DATA to the peer (they go out in the same TLS record), for this
+ * many unacknowledged messages, or for the transport's ACK timer: an ACK
+ * written on its own costs a record and a write(2) on the path of whatever
+ * the message caused (a grant, a reply).  On a quiet link they go at once,
+ * so that the round trip measured (rtt_us) is the network's. */
+#define ACK_BATCH	64
+
 static void link_read_cb(struct bufferevent *bev, void *arg);
 static void link_write_cb(struct bufferevent *bev, void *arg);
 static void link_event_cb(struct bufferevent *bev, short what, void *arg);
@@ -213,18 +221,42 @@ peer_link_send_keepalive(struct peer_link *link)
 	link_write_frame(link, &(struct frame){ .type = FRAME_KEEPALIVE });
 }
 
+static uint64_t
+link_acks_pending(const struct peer_link *link)
+{
+	const struct peer *p = link->peer;
+
+	if (link->state != LINK_ACTIVE || p == NULL)
+		return 0;
+	return p->session.last_received - p->session.last_ack_sent;
+}
+
+void
+peer_link_send_ack(struct peer_link *link)
+{
+	struct peer *p = link->peer;
+
+	if (link_acks_pending(link) == 0)
+		return;
+	p->session.last_ack_sent = p->session.last_received;
+	link_write_frame(link, &(struct frame){ .type = FRAME_ACK, .u.ack.seq = p->session.last_received });
+	link->last_ack_ms = link->last_tx_ms;
+}
+
 static void
 link_send_hello(struct peer_link *link, const struct peer *p)
 {
 	struct peer_transport *t = link->t;
 	struct frame f = { .type = FRAME_HELLO };
+	struct peer_hello_view v;
 
+	peer_session_hello_out(&p->session, t->incarnation, &v);
 	f.u.hello.version = FRAME_PROTOCOL_VERSION;
-	f.u.hello.incarnation = t->incarnation;
-	/* your_incarnation 0 says "I have no session with you": the peer then
-	 * starts a new one too (see link_handle_hello). */
-	f.u.hello.your_incarnation = p != NULL && !link->forgot_session ? p->session.peer_incarnation : 0;
-	f.u.hello.last_received = p != NULL ? p->session.last_received : 0;
+	f.u.hello.incarnation = v.incarnation;
+	f.u.hello.epoch = v.epoch;
+	f.u.hello.your_incarnation = v.your_incarnation;
+	f.u.hello.your_epoch = v.your_epoch;
+	f.u.hello.last_received = v.last_received;
 	snprintf(f.u.hello.name, sizeof(f.u.hello.name), "%s", t->self);
 	snprintf(f.u.hello.cluster, sizeof(f.u.hello.cluster), "%s", t->cluster);
 	snprintf(f.u.hello.algorithm, sizeof(f.u.hello.algorithm), "%s", t->algorithm);
@@ -274,6 +306,8 @@ peer_link_flush(struct peer_link *link)
 
 	if (link->state != LINK_ACTIVE || p == NULL)
 		return;
+	if (peer_session_peek_unsent(&p->session) != NULL)
+		peer_link_send_ack(link);	/* rides in the same TLS record */
 	while (peer_link_output_length(link) < FLUSH_HIGH &&
 	    (m = peer_session_peek_unsent(&p->session)) != NULL) {
 		if (frame_encode_data_prefix(prefix, m->seq, m->len) < 0)
@@ -390,49 +424,70 @@ link_handle_hello(struct peer_link *link, const struct frame_hello *h)
 			return link_refuse(link, h->name, FRAME_BYE_OVERLOAD, "out of memory");
 	}
 
-	if (p->session.peer_incarnation != 0 && p->session.peer_incarnation != h->incarnation) {
+	struct peer_hello_view view = {
+		.incarnation = h->incarnation, .epoch = h->epoch,
+		.your_incarnation = h->your_incarnation, .your_epoch = h->your_epoch,
+		.last_received = h->last_received,
+	};
+	uint64_t old_incarnation = p->session.peer_incarnation;
+	size_t old_queued = p->session.count;
+	bool had_active = p->active != NULL && p->active != link;
+	enum peer_hello_verdict verdict = peer_session_hello_in(&p->session, t->incarnation, &view,
+	    &their_last);
+
+	switch (verdict) {
+	case PEER_HELLO_STALE:
+		/* Sent by a record of us the peer has replaced since: the link
+		 * belongs to a session that is over. */
+		log_full(LOG_LEVEL_INFO, &(struct log_fields){ .peer = p->name },
+		    "stale link with %s (%s, incarnation %" PRIu64 " epoch %" PRIu64 ") closed", p->name,
+		    link->remote, h->incarnation, h->epoch);
+		if (p->dialing == link)
+			p->dialing = NULL;
+		link->peer = NULL;
+		peer_link_close(link, true, FRAME_BYE_NORMAL, "stale session");
+		if (p->active == NULL && p->dialing == NULL)
+			peer_schedule_dial(p);
+		return;
+	case PEER_HELLO_BAD_RESUME: {
+		char why[160];
+		snprintf(why, sizeof(why), "it claims to have received message %" PRIu64 " but only %"
+		    PRIu64 " were sent", h->last_received, p->session.last_queued);
+		if (p->dialing == link)
+			p->dialing = NULL;
+		link->peer = NULL;
+		peer_link_close(link, true, FRAME_BYE_PROTOCOL, why);
+		peer_resync(p, why);
+		return;
+	}
+	case PEER_HELLO_RESTARTED:
 		/* The old process is gone: its links and both directions of the
 		 * session with it are stale. */
 		restarted = true;
 		log_full(LOG_LEVEL_NOTICE, &(struct log_fields){ .peer = p->name },
 		    "peer %s restarted (incarnation %" PRIu64 " -> %" PRIu64 "): dropping %zu queued messages",
-		    p->name, p->session.peer_incarnation, h->incarnation, p->session.count);
+		    p->name, old_incarnation, h->incarnation, old_queued);
+		break;
+	case PEER_HELLO_NEW_EPOCH:
+		/* The same process made a new record of this node (it removed
+		 * us and added us again): what either side queued or received
+		 * for the old one is stale; both now number from 1. */
+		log_full(LOG_LEVEL_NOTICE, &(struct log_fields){ .peer = p->name },
+		    "peer %s started a new session with this node (it removed and re-added us): "
+		    "dropping %zu queued messages", p->name, old_queued);
+		break;
+	case PEER_HELLO_RESUME:
+		break;
+	}
+	if (verdict == PEER_HELLO_RESTARTED || verdict == PEER_HELLO_NEW_EPOCH) {
+		/* Every other link carries the old session. */
 		peer_drop_links_except(p, link);
-		peer_session_reset(&p->session);
 		p->highest_written = 0;
-		p->down_deferred = false;
-	}
-	/* The same process as before, but it no longer knows our session: it
-	 * dropped it (it removed this node from its roster, or we were cut off
-	 * long enough).  Messages queued for the old session are stale: start
-	 * a new session, numbering from 1 both ways. */
-	bool had_session = p->session.last_queued != 0 || p->session.last_received != 0;
-	if (!restarted && p->session.peer_incarnation == h->incarnation &&
-	    h->your_incarnation != t->incarnation && had_session) {
-		log_full(LOG_LEVEL_NOTICE, &(struct log_fields){ .peer = p->name },
-		    "peer %s no longer knows our session (it removed this node?): dropping %zu queued "
-		    "messages, new session", p->name, p->session.count);
-		peer_session_reset(&p->session);
-		p->highest_written = 0;
-	}
-	bool knew_peer = p->session.peer_incarnation != 0;
-	p->session.peer_incarnation = h->incarnation;
-
-	their_last = h->your_incarnation == t->incarnation ? h->last_received : 0;
-	if (!knew_peer && h->your_incarnation == t->incarnation) {
-		/* It knows this process from a session we dropped (we removed
-		 * it, and maybe added it again since): whatever it says it
-		 * received or still has queued belongs to that session.  Our
-		 * HELLO says so (your_incarnation 0), and both sides start a new
-		 * session; what we queued since is numbered from 1 already. */
-		log_full(LOG_LEVEL_NOTICE, &(struct log_fields){ .peer = p->name },
-		    "peer %s resumes a session this node dropped: starting a new one", p->name);
-		link->forgot_session = true;
-		their_last = 0;
-	} else if (their_last > p->session.last_queued) {
-		return link_refuse(link, h->name, FRAME_BYE_PROTOCOL,
-		    "the peer claims to have received message %" PRIu64 " but only %" PRIu64
-		    " were sent", their_last, p->session.last_queued);
+		p->rtt_probe_seq = 0;
+		if (verdict == PEER_HELLO_RESTARTED)
+			p->down_deferred = false;
+		else if (had_active)
+			p->down_deferred = true;	/* still up for the engine: no second link-up */
 	}
 
 	if (p->active != NULL && p->active != link) {
@@ -506,19 +561,27 @@ link_handle_frame(struct peer_link *link, const struct frame *f)
 	p = link->peer;
 	switch (f->type) {
 	case FRAME_DATA:
+		p->data_frames_received++;
 		r = peer_session_accept(&p->session, f->u.data.seq);
-		if (r < 0)
-			return link_protocol_error(link, "DATA %" PRIu64 " after %" PRIu64 " (gap)",
+		if (r < 0) {
+			char why[80];
+			snprintf(why, sizeof(why), "DATA %" PRIu64 " after %" PRIu64 " (gap)",
 			    f->u.data.seq, p->session.last_received);
+			link_protocol_error(link, "%s", why);
+			return peer_resync(p, why);
+		}
 		if (r > 0 && link->t->cb.on_message != NULL) {
 			snprintf(name, sizeof(name), "%s", p->name);
 			link->t->cb.on_message(link->t->ctx, name, f->u.data.payload, f->u.data.len);
 		}
 		break;
 	case FRAME_ACK:
-		if (peer_session_ack(&p->session, f->u.ack.seq) < 0)
-			return link_protocol_error(link, "ACK %" PRIu64 " for a message never sent",
-			    f->u.ack.seq);
+		if (peer_session_ack(&p->session, f->u.ack.seq) < 0) {
+			char why[80];
+			snprintf(why, sizeof(why), "ACK %" PRIu64 " for a message never sent", f->u.ack.seq);
+			link_protocol_error(link, "%s", why);
+			return peer_resync(p, why);
+		}
 		if (p->rtt_probe_seq != 0 && f->u.ack.seq >= p->rtt_probe_seq) {
 			p->rtt_us = (int64_t)(peer_now_us() - p->rtt_probe_sent_us);
 			p->rtt_probe_seq = 0;
@@ -527,17 +590,6 @@ link_handle_frame(struct peer_link *link, const struct frame *f)
 	default:
 		break;	/* KEEPALIVE: receiving it was the point */
 	}
-}
-
-static void
-link_send_ack(struct peer_link *link)
-{
-	struct peer *p = link->peer;
-
-	if (link->state != LINK_ACTIVE || p == NULL || p->session.last_received <= p->session.last_ack_sent)
-		return;
-	p->session.last_ack_sent = p->session.last_received;
-	link_write_frame(link, &(struct frame){ .type = FRAME_ACK, .u.ack.seq = p->session.last_received });
 }
 
 static void
@@ -574,7 +626,11 @@ link_read_cb(struct bufferevent *bev, void *arg)
 		link_handle_frame(link, &f);
 		evbuffer_drain(in, total);
 	}
-	link_send_ack(link);
+	if (link_acks_pending(link) >= ACK_BATCH ||
+	    (link_acks_pending(link) > 0 && peer_now_ms() - link->last_ack_ms >= ACK_DELAY_MS))
+		peer_link_send_ack(link);
+	else if (link_acks_pending(link) > 0)
+		peer_transport_ack_later(link->t);
 }
 
 static void

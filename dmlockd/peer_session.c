@@ -12,10 +12,11 @@
 #include "dmlockd/peer_session.h"
 
 void
-peer_session_init(struct peer_session *s, size_t limit)
+peer_session_init(struct peer_session *s, size_t limit, uint64_t epoch)
 {
 	memset(s, 0, sizeof(*s));
 	s->limit = limit;
+	s->epoch = epoch;
 }
 
 static struct peer_msg *
@@ -42,11 +43,12 @@ void
 peer_session_reset(struct peer_session *s)
 {
 	size_t limit = s->limit;
+	uint64_t epoch = s->epoch;
 
 	while (s->count > 0)
 		drop_oldest(s);
 	free(s->ring);
-	peer_session_init(s, limit);
+	peer_session_init(s, limit, epoch);
 }
 
 static int
@@ -135,4 +137,68 @@ peer_session_accept(struct peer_session *s, uint64_t seq)
 		return -EPROTO;
 	s->last_received = seq;
 	return 1;
+}
+
+void
+peer_session_hello_out(const struct peer_session *s, uint64_t self_incarnation,
+    struct peer_hello_view *ret)
+{
+	*ret = (struct peer_hello_view){
+		.incarnation = self_incarnation,
+		.epoch = s->epoch,
+		.your_incarnation = s->peer_incarnation,
+		.your_epoch = s->peer_epoch,
+		.last_received = s->last_received,
+	};
+}
+
+enum peer_hello_verdict
+peer_session_hello_in(struct peer_session *s, uint64_t self_incarnation,
+    const struct peer_hello_view *h, uint64_t *their_last)
+{
+	enum peer_hello_verdict v = PEER_HELLO_RESUME;
+	uint64_t last;
+
+	if (s->peer_incarnation != 0 && s->peer_incarnation != h->incarnation)
+		v = PEER_HELLO_RESTARTED;	/* its state for us is new */
+	else if (s->peer_incarnation != 0 && h->epoch < s->peer_epoch)
+		return PEER_HELLO_STALE;	/* sent before it made the record we know */
+	else if (s->peer_incarnation != 0 && h->epoch > s->peer_epoch)
+		v = PEER_HELLO_NEW_EPOCH;	/* it removed us and added us again */
+
+	/* What it received counts only if it names our current session; a
+	 * HELLO that does not know us (or knows an older record) was sent
+	 * before it learned of this one, and it has at least what it says:
+	 * nothing, here. */
+	last = h->your_incarnation == self_incarnation && h->your_epoch == s->epoch ?
+	    h->last_received : 0;
+	/* After a reset nothing of the new session was sent yet. */
+	if (last > (v == PEER_HELLO_RESUME ? s->last_queued : 0))
+		return PEER_HELLO_BAD_RESUME;
+	if (v != PEER_HELLO_RESUME)
+		peer_session_reset(s);
+	s->peer_incarnation = h->incarnation;
+	s->peer_epoch = h->epoch;
+	*their_last = last;
+	return v;
+}
+
+void
+peer_session_new_epoch(struct peer_session *s, uint64_t epoch)
+{
+	peer_session_reset(s);
+	s->epoch = epoch;
+}
+
+const char *
+peer_hello_verdict_name(enum peer_hello_verdict v)
+{
+	switch (v) {
+	case PEER_HELLO_RESUME: return "resume";
+	case PEER_HELLO_RESTARTED: return "restarted";
+	case PEER_HELLO_NEW_EPOCH: return "new-epoch";
+	case PEER_HELLO_STALE: return "stale";
+	case PEER_HELLO_BAD_RESUME: return "bad-resume";
+	}
+	return "?";
 }

@@ -98,6 +98,25 @@ reap_cb(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
+static void
+ack_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct peer_transport *t = arg;
+	struct peer_link *link;
+
+	TAILQ_FOREACH(link, &t->links, entry)
+		peer_link_send_ack(link);
+}
+
+void
+peer_transport_ack_later(struct peer_transport *t)
+{
+	struct timeval tv = ms_to_timeval(ACK_DELAY_MS);
+
+	if (!t->freeing && !evtimer_pending(t->ack_timer, NULL))
+		evtimer_add(t->ack_timer, &tv);
+}
+
 struct peer *
 peer_find(const struct peer_transport *t, const char *name)
 {
@@ -163,7 +182,7 @@ peer_create(struct peer_transport *t, const char *name, const char *address)
 	p->dial_timer = evtimer_new(t->base, dial_cb, p);
 	if (p->dial_timer == NULL)
 		goto fail;
-	peer_session_init(&p->session, t->limits.send_queue_limit);
+	peer_session_init(&p->session, t->limits.send_queue_limit, ++t->last_epoch);
 	TAILQ_INSERT_TAIL(&t->peers, p, entry);
 	t->n_peers++;
 	peer_schedule_dial(p);
@@ -189,6 +208,26 @@ peer_drop_links_except(struct peer *p, struct peer_link *keep)
 		link->peer = NULL;
 		peer_link_close(link, true, FRAME_BYE_NORMAL, NULL);
 	}
+}
+
+void
+peer_resync(struct peer *p, const char *why)
+{
+	struct peer_transport *t = p->t;
+	bool was_up = p->active != NULL || p->down_deferred;
+
+	log_full(LOG_LEVEL_WARNING, &(struct log_fields){ .peer = p->name },
+	    "session with %s out of step (%s): dropping %zu queued messages, new session", p->name,
+	    why, p->session.count);
+	peer_drop_links_except(p, NULL);
+	peer_session_new_epoch(&p->session, ++t->last_epoch);
+	p->highest_written = 0;
+	p->rtt_probe_seq = 0;
+	p->down_deferred = false;
+	p->dial_failures++;
+	peer_schedule_dial(p);
+	if (was_up && t->cb.on_link_down != NULL && !t->freeing)
+		t->cb.on_link_down(t->ctx, p->name);
 }
 
 static void
@@ -436,7 +475,8 @@ peer_transport_new(struct event_base *base, const struct peer_transport_config *
 	t->tls = config->tls;
 	t->reaper = event_new(base, -1, 0, reap_cb, t);
 	t->tick = event_new(base, -1, EV_PERSIST, tick_cb, t);
-	if (t->reaper == NULL || t->tick == NULL) {
+	t->ack_timer = evtimer_new(base, ack_cb, t);
+	if (t->reaper == NULL || t->tick == NULL || t->ack_timer == NULL) {
 		r = -ENOMEM;
 		goto fail;
 	}
@@ -473,6 +513,8 @@ peer_transport_free(struct peer_transport *t)
 		event_free(t->tick);
 	if (t->reaper != NULL)
 		event_free(t->reaper);
+	if (t->ack_timer != NULL)
+		event_free(t->ack_timer);
 	SSL_CTX_free(t->tls);
 	free(t);
 	return NULL;
@@ -607,6 +649,7 @@ peer_transport_peer_info(const struct peer_transport *t, const char *name,
 		.links_established = p->links_established,
 		.data_frames_sent = p->data_frames_sent,
 		.data_frames_resent = p->data_frames_resent,
+		.data_frames_received = p->data_frames_received,
 		.last_contact_ms = p->last_contact_ms != 0 ? (int64_t)(peer_now_ms() -
 		    p->last_contact_ms) : -1,
 		.rtt_us = p->rtt_us,

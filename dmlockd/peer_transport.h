@@ -123,8 +123,11 @@ struct peer_transport_peer_info {
 	uint64_t	 links_established;	/* HELLO exchanges completed */
 	uint64_t	 data_frames_sent;	/* including resends */
 	uint64_t	 data_frames_resent;
+	uint64_t	 data_frames_received;	/* including duplicates dropped */
 	int64_t		 last_contact_ms;	/* ms since its last frame arrived, -1: never */
-	int64_t		 rtt_us;		/* last DATA -> ACK round trip, -1: none yet */
+	int64_t		 rtt_us;		/* last DATA -> ACK round trip, -1: none yet (on
+						   a busy link an upper bound: ACKs wait up to 5 ms
+						   for DATA to ride with) */
 };
 /* 0, -ENOENT. */
 int peer_transport_peer_info(const struct peer_transport *t, const char *name,

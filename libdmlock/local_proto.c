@@ -566,7 +566,7 @@ lp_reply_parse(const char *line, size_t len, struct lp_reply *ret)
 		{ "PONG", LP_R_PONG }, { "ERROR", LP_R_ERROR }, { "END", LP_R_END },
 		{ "NODE", LP_R_STATUS_LINE }, { "PEER", LP_R_STATUS_LINE },
 		{ "LOCK", LP_R_STATUS_LINE }, { "CAPS", LP_R_STATUS_LINE },
-		{ "INFO", LP_R_STATUS_LINE },
+		{ "INFO", LP_R_STATUS_LINE }, { "ALGO", LP_R_STATUS_LINE },
 	};
 	struct lp_reply rep = { 0 };
 	const char *w;

@@ -120,15 +120,26 @@
  *		whether the algorithm admits shared (sh) requests; an ACQUIRE
  *		in sh mode on an exclusive-only algorithm is answered DENIED
  *		<id> unsupported <text naming the algorithm>.
- *	PEER <name> <address|-> <self|up|down> <contact> <rtt>
+ *	PEER <name> <address|-> <self|up|down> <contact> <rtt> <sent> <received>
  *		one per roster member; <contact> is how many ms ago the last
  *		frame from the peer arrived, <rtt> the last measured round
- *		trip in microseconds (a message to its acknowledgement); "-"
- *		when unknown (self, no link yet, no transport).
+ *		trip in microseconds (a message to its acknowledgement);
+ *		<sent>/<received> how many DATA frames (engine messages) this
+ *		daemon wrote to / read from that peer since it started,
+ *		resends and duplicates included; "-" when unknown (self, no
+ *		link yet, no transport).  <sent> and <received> were added
+ *		after the first version: older daemons send 5 fields.
  *	LOCK <lock> <ex|sh> <held|waiting> <token> <since> <pid> <uid> <id>
  *		one per request on this node; <token> 0 while waiting; <since>
  *		CLOCK_BOOTTIME ms of the grant or of the start of the wait;
  *		<pid>/<uid> the client's SO_PEERCRED; <id> its request id.
+ *	ALGO <lock|-> <key=value>...
+ *		the algorithm's own view: "-" for the node (e.g. election=bully
+ *		coordinator=n1 epoch=3 elections=2), else one per lock with
+ *		state on this node (e.g. token=here); at most 10 words, keys
+ *		and values chosen by the algorithm (dmlock(1) lists them).
+ *		Added after the first version: libdmlock before it refuses
+ *		the line (it knew only the kinds above).
  *	END
  *	Clients must ignore status lines of other kinds and extra fields at
  *	the end of a known kind (later versions may add some).
@@ -237,7 +248,7 @@ enum lp_reply_type {
 	LP_R_RELEASED,
 	LP_R_PONG,
 	LP_R_ERROR,
-	LP_R_STATUS_LINE,	/* NODE, CAPS, PEER, LOCK, INFO: see text */
+	LP_R_STATUS_LINE,	/* NODE, CAPS, PEER, LOCK, ALGO, INFO: see text */
 	LP_R_END,
 };
 

@@ -50,7 +50,11 @@ hr_node_const(const struct dm_engine *e)
 static bool
 working(const struct dm_engine *e, dm_slot_t j)
 {
-	return !dm_roster_departing(e, j);
+	/* Departing members, and members that answered the epoch's election
+	 * while still joining (they answer nothing else: never a group
+	 * coordinator; they get a group when they join and elect). */
+	return !dm_roster_departing(e, j) &&
+	    !dm_election_is_joiner(e, &hr_node_const(e)->el, j);
 }
 
 /* Working members in name order ("node numbers"); returns the count. */
@@ -180,7 +184,7 @@ hr_send(struct dm_engine *e, struct dm_lock *l, dm_slot_t to, struct dm_msg *m)
 	/* To ourselves (a coordinator's own request): no message.  The
 	 * scratch message is reused by what we call, so take a copy. */
 	memcpy(&local, m, sizeof(local));
-	if (local.kind == DM_HR_NREPLY || local.kind == DM_HR_NBUSY)
+	if (local.kind == DM_HR_NREPLY || local.kind == DM_HR_NBUSY || local.kind == DM_HR_NQUEUED)
 		(void)hr_requester_receive(e, l, to, &local);
 	else
 		(void)hr_coord_receive(e, l, to, &local);
@@ -231,6 +235,7 @@ hr_request(struct dm_engine *e, struct dm_lock *l, enum dm_mode mode, bool try_o
 		return -EOPNOTSUPP;
 	t->wanting = true;
 	t->in_cs = false;
+	t->probe_out = false;
 	t->try_once = try_once;
 	t->my_ts = ++hn->clock;
 	link_lock(hn, t);
@@ -338,6 +343,7 @@ hr_requester_receive(struct dm_engine *e, struct dm_lock *l, dm_slot_t from,
 		if (t->wanting && !t->in_cs && m->seq == t->my_ts) {
 			t->wanting = false;
 			t->in_cs = true;
+			t->probe_out = false;
 			t->granter = from;
 			t->granter_gen = hn->gen;
 			hn->entries++;
@@ -351,6 +357,11 @@ hr_requester_receive(struct dm_engine *e, struct dm_lock *l, dm_slot_t from,
 		r = hr_msg(e, DM_HR_NRELEASE, l);
 		r->seq = m->seq;
 		hr_send(e, l, from, r);
+		return 0;
+	case DM_HR_NQUEUED:
+		/* The coordinator is alive and still has our request. */
+		if (t->wanting && m->seq == t->my_ts)
+			t->probe_out = false;
 		return 0;
 	case DM_HR_NBUSY:
 		if (t->wanting && t->try_once && m->seq == t->my_ts) {
@@ -381,6 +392,7 @@ hook_cut(struct dm_engine *e)
 		(void)hr_lock(e, t->lock);
 		dm_lock_timer_stop(e, t->lock);
 		t->release_owed = false;	/* the new tables start clean */
+		t->probe_out = false;		/* a new coordinator: ask it afresh */
 		if (!t->in_cs)
 			continue;
 		if (coord)
@@ -465,7 +477,7 @@ hr_receive(struct dm_engine *e, struct dm_lock *l, dm_slot_t from, const struct 
 			return -ENOMEM;
 	}
 	(void)hr_lock(e, l);
-	if (m->kind == DM_HR_NREPLY || m->kind == DM_HR_NBUSY)
+	if (m->kind == DM_HR_NREPLY || m->kind == DM_HR_NBUSY || m->kind == DM_HR_NQUEUED)
 		return hr_requester_receive(e, l, from, m);
 	return hr_coord_receive(e, l, from, m);
 }
@@ -475,6 +487,7 @@ hr_timer(struct dm_engine *e, struct dm_lock *l)
 {
 	struct hr_node *hn = hr_node(e);
 	struct hr_lock *t;
+	dm_slot_t gc;
 
 	if (dm_election_is_lock(l)) {
 		dm_election_timer(e, &hn->el);
@@ -483,7 +496,14 @@ hr_timer(struct dm_engine *e, struct dm_lock *l)
 	t = hr_lock(e, l);
 	if (!t->wanting || t->in_cs || hn->el.status != DM_EL_NORMAL)
 		return;
+	/* The previous NREQREL got neither NQUEUED nor NREPLY in T_fail: the
+	 * group coordinator is gone (RA §7.4's second timeout).  The majority
+	 * vote removes it, and its removal starts the election. */
+	gc = hr_group_coordinator_of(e, dm_roster_self(e));
+	if (t->probe_out && gc != DM_SLOT_NONE && gc != dm_roster_self(e))
+		dm_roster_suspect(e, gc);
 	/* "the node sends an NREQREL message to its group coordinator" */
+	t->probe_out = true;
 	ask(e, l, t, DM_HR_NREQREL, false);
 }
 
@@ -507,6 +527,7 @@ hr_peer_gone(struct dm_engine *e, struct dm_lock *l, dm_slot_t slot)
 	t = dm_lock_state(l);
 	if (t->lock != NULL && t->granter == slot)
 		t->granter = DM_SLOT_NONE;
+	hr_coord_forget(e, l, slot);
 }
 
 static bool
@@ -538,6 +559,49 @@ hr_clock_merge(struct dm_engine *e, uint64_t seq)
 		hn->clock = seq;
 }
 
+static int
+hr_joining_receive(struct dm_engine *e, dm_slot_t from, const struct dm_msg *m)
+{
+	/* Not a member yet: answer elections passively (dm_election.h). */
+	return dm_election_joining_receive(e, &hr_node(e)->el, from, m);
+}
+
+/* --- Status --- */
+
+static size_t
+hr_describe_node(const struct dm_engine *e, char *buf, size_t size)
+{
+	const struct hr_node *hn = hr_node_const(e);
+	dm_slot_t gc = hr_group_coordinator_of(e, dm_roster_self(e));
+	dm_slot_t sc = hr_system_coordinator(e);
+	size_t len;
+
+	buf[0] = '\0';
+	len = dm_election_describe(e, &hn->el, buf, size, 0);
+	len = dm_describe_add(buf, size, len, "group_coordinator=%s",
+	    gc != DM_SLOT_NONE ? dm_roster_name(e, gc) : "-");
+	return dm_describe_add(buf, size, len, "system_coordinator=%s",
+	    sc != DM_SLOT_NONE ? dm_roster_name(e, sc) : "-");
+}
+
+static size_t
+hr_describe_lock(const struct dm_engine *e, const struct dm_lock *l, char *buf, size_t size)
+{
+	const struct hr_lock *t = dm_lock_state_const(l);
+	size_t len = 0;
+
+	buf[0] = '\0';
+	if (dm_election_is_lock(l) || t->lock == NULL)
+		return 0;
+	if (t->in_cs)
+		len = dm_describe_add(buf, size, len, "in_use");
+	if (t->wanting)
+		len = dm_describe_add(buf, size, len, "wanted");
+	if (t->gen == hr_node_const(e)->gen)	/* coordinator parts of this epoch */
+		len = hr_coord_describe(e, t, buf, size, len);
+	return len;
+}
+
 const struct dm_algorithm dm_algo_hierarchical = {
 	.name = "hierarchical",
 	.caps = DM_CAP_SURVIVES_FAILURE | DM_CAP_NEEDS_FIFO,
@@ -554,4 +618,7 @@ const struct dm_algorithm dm_algo_hierarchical = {
 	.idle = hr_idle,
 	.clock_get = hr_clock_get,
 	.clock_merge = hr_clock_merge,
+	.joining_receive = hr_joining_receive,
+	.describe_node = hr_describe_node,
+	.describe_lock = hr_describe_lock,
 };

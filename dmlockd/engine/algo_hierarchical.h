@@ -21,6 +21,11 @@ enum dm_hier_kind {
 	DM_HR_NREQREL,		/* node -> group coord: retry ("NREQREL"), seq = ts */
 	DM_HR_NBUSY,		/* group coord -> node: try-once refused, seq echoed */
 	DM_HR_GBUSY,		/* system -> group coord: try-once refused, arg = id */
+	/* Liveness answers (not in the thesis; NOTES-hierarchical.md): a
+	 * coordinator that gets a retry for a request it still queues says so,
+	 * so a retry that stays unanswered means the coordinator is gone. */
+	DM_HR_NQUEUED,		/* group coord -> node: NREQREL's request is queued, seq echoed */
+	DM_HR_GQUEUED,		/* system -> group coord: GREQUEST's id is queued, arg = id */
 	DM_HR_KIND_MAX_,
 };
 
@@ -48,6 +53,7 @@ struct hr_lock {
 	/* Requester: survives epoch cuts. */
 	bool		 wanting, in_cs, try_once;
 	uint64_t	 my_ts;
+	bool		 probe_out;	/* our NREQREL awaits NQUEUED or NREPLY */
 	bool		 release_owed;	/* left the CS during an election */
 	uint64_t	 owed_ts;	/* ... the timestamp of that grant */
 	dm_slot_t	 granter;	/* who sent our NREPLY: NRELEASE goes there */
@@ -61,6 +67,8 @@ struct hr_lock {
 	bool		 have_grant;	/* the system coordinator's GREPLY is ours */
 	uint64_t	 grant_id;
 	uint64_t	 greq_id;	/* our outstanding GREQUEST, 0: none */
+	bool		 gprobe_out;	/* our resent GREQUEST awaits GQUEUED or GREPLY */
+	dm_msec_t	 gprobe_at;	/* ... sent then */
 	/* System coordinator ("greq", "lgrep"). */
 	struct hr_greq	 greq[HR_GREQ_MAX];
 	dm_slot_t	 lgrep;		/* group coordinator holding permission */
@@ -93,9 +101,17 @@ int		 hr_requester_receive(struct dm_engine *e, struct dm_lock *l, dm_slot_t fro
 /* algo_hierarchical_coord.c */
 void		 hr_coord_reset(struct hr_lock *t);
 bool		 hr_coord_idle(const struct hr_lock *t);
+/* Status words of the coordinator parts (group_holder=, group_waiting=,
+ * system_grant_to=, system_waiting=) appended to buf; the new length. */
+size_t		 hr_coord_describe(const struct dm_engine *e, const struct hr_lock *t, char *buf,
+		    size_t size, size_t len);
 int		 hr_coord_receive(struct dm_engine *e, struct dm_lock *l, dm_slot_t from,
 		    const struct dm_msg *m);
 /* At the system coordinator: 'holder' was in its critical section at the cut. */
+/* Member slot is being removed (the slot is already out of the roster):
+ * a grant derived from a cut report follows its holder's new group
+ * coordinator, or ends with its holder. */
+void		 hr_coord_forget(struct dm_engine *e, struct dm_lock *l, dm_slot_t slot);
 void		 hr_coord_held(struct dm_engine *e, struct dm_lock *l, dm_slot_t holder);
 
 #endif /* ALGO_HIERARCHICAL_H */

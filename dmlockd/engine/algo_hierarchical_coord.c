@@ -36,6 +36,7 @@ hr_coord_reset(struct hr_lock *t)
 	t->have_grant = false;
 	t->grant_id = 0;
 	t->greq_id = 0;
+	t->gprobe_out = false;
 	t->lgrep = DM_SLOT_NONE;
 	t->lgrep_id = 0;
 	t->lgrep_holder = DM_SLOT_NONE;
@@ -124,6 +125,26 @@ send_grequest(struct dm_engine *e, struct dm_lock *l, struct hr_lock *t)
 	m->arg = t->greq_id;
 	m->flags = all_try ? DM_MSG_F_TRY : 0;
 	hr_send(e, l, hr_system_coordinator(e), m);
+}
+
+/* A member's retry: resend our GREQUEST (same id: idempotent at the
+ * system).  If the previous resend got neither GQUEUED nor GREPLY within
+ * the probe timeout, the system coordinator is gone (RA §7.4's second
+ * timeout): the majority vote removes it and the removal starts the
+ * election. */
+static void
+resend_grequest(struct dm_engine *e, struct dm_lock *l, struct hr_lock *t)
+{
+	dm_slot_t sc = hr_system_coordinator(e);
+
+	if (t->gprobe_out && sc != DM_SLOT_NONE && sc != dm_roster_self(e) &&
+	    dm_now(e) >= t->gprobe_at + dm_probe_timeout(e))
+		dm_roster_suspect(e, sc);
+	if (!t->gprobe_out) {
+		t->gprobe_out = true;
+		t->gprobe_at = dm_now(e);
+	}
+	send_grequest(e, l, t);
 }
 
 static void
@@ -234,18 +255,29 @@ gc_on_nreqrel(struct dm_engine *e, struct dm_lock *l, struct hr_lock *t, dm_slot
 	 *  permission ... sends another NREPLY message to this node ...
 	 *  [else] sends a GREQREL message to the system coordinator". */
 	struct hr_nreq *q = nreq_find(t, from);
+	int r = 0;
 
 	if (q == NULL || q->ts != m->seq)
-		return gc_on_nrequest(e, l, t, from, m);
-	if (t->lnrep != DM_SLOT_NONE)
+		r = gc_on_nrequest(e, l, t, from, m);
+	else if (t->lnrep != DM_SLOT_NONE)
 		send_nreply(e, l, t);
 	else if (t->greq_id != 0)
-		send_grequest(e, l, t);		/* same id: idempotent at the system */
+		resend_grequest(e, l, t);
 	else if (t->have_grant)
 		grant_in_group(e, l, t);
 	else
 		group_progress(e, l, t);
-	return 0;
+	/* Still queued here: say so, so the member does not take our silence
+	 * for death (hr_timer). */
+	q = nreq_find(t, from);
+	if (r == 0 && from != dm_roster_self(e) && q != NULL && q->ts == m->seq &&
+	    t->lnrep != from) {
+		struct dm_msg *a = hr_msg(e, DM_HR_NQUEUED, l);
+
+		a->seq = m->seq;
+		hr_send(e, l, from, a);
+	}
+	return r;
 }
 
 static void
@@ -319,6 +351,7 @@ gc_on_greply(struct dm_engine *e, struct dm_lock *l, struct hr_lock *t, dm_slot_
 
 	if (from != hr_system_coordinator(e))
 		return 0;
+	t->gprobe_out = false;
 	if (m->payload_len > 0) {
 		/* A grant known from the cut: its holder is named. */
 		dm_slot_t holder = dm_election_slot_by_name(e, (const char *)m->payload,
@@ -465,6 +498,12 @@ record_group_request(struct dm_engine *e, struct dm_lock *l, struct hr_lock *t, 
 	if ((g != NULL && g->id == id) || (t->lgrep == from && t->lgrep_id == id)) {
 		if (t->lgrep != DM_SLOT_NONE)
 			send_greply(e, l, t);
+		if (from != dm_roster_self(e) && !(t->lgrep == from && t->lgrep_id == id)) {
+			/* A retry of a request still queued: we are alive. */
+			r = hr_msg(e, DM_HR_GQUEUED, l);
+			r->arg = id;
+			hr_send(e, l, from, r);
+		}
 		return;
 	}
 	if (g != NULL && g->id > id)
@@ -547,6 +586,26 @@ sc_on_greqrel(struct dm_engine *e, struct dm_lock *l, struct hr_lock *t, dm_slot
 }
 
 void
+hr_coord_forget(struct dm_engine *e, struct dm_lock *l, dm_slot_t slot)
+{
+	/* A removal during our election's acceptance step starts no new
+	 * election, so the table built from the HELD reports must follow the
+	 * roster: the holder's group coordinator may be the node just gone. */
+	struct hr_lock *t = dm_lock_state(l);
+
+	if (t->lock == NULL || t->gen != hr_node(e)->gen || !i_am_system(e) ||
+	    t->lgrep == DM_SLOT_NONE || t->lgrep_id != 0 || t->lgrep_holder == DM_SLOT_NONE)
+		return;
+	if (t->lgrep_holder == slot) {
+		t->lgrep = DM_SLOT_NONE;	/* the holder is gone: its hold ends */
+		t->lgrep_holder = DM_SLOT_NONE;
+		system_progress(e, l, t);
+	} else if (t->lgrep == slot) {
+		t->lgrep = hr_group_coordinator_of(e, t->lgrep_holder);
+	}
+}
+
+void
 hr_coord_held(struct dm_engine *e, struct dm_lock *l, dm_slot_t holder)
 {
 	/* The cut's report: the holder's group has the permission (id 0). */
@@ -578,6 +637,11 @@ hr_coord_receive(struct dm_engine *e, struct dm_lock *l, dm_slot_t from, const s
 		return gc_on_greply(e, l, t, from, m);
 	case DM_HR_GBUSY:
 		return gc_on_gbusy(e, l, t, from, m);
+	case DM_HR_GQUEUED:
+		/* The system coordinator is alive and still has our request. */
+		if (from == hr_system_coordinator(e) && m->arg == t->greq_id)
+			t->gprobe_out = false;
+		return 0;
 	case DM_HR_GREQUEST:
 		return sc_on_grequest(e, l, t, from, m);
 	case DM_HR_GRELEASE:
@@ -587,4 +651,20 @@ hr_coord_receive(struct dm_engine *e, struct dm_lock *l, dm_slot_t from, const s
 	default:
 		return -EPROTO;
 	}
+}
+
+size_t
+hr_coord_describe(const struct dm_engine *e, const struct hr_lock *t, char *buf, size_t size,
+    size_t len)
+{
+	if (t->lnrep != DM_SLOT_NONE)
+		len = dm_describe_add(buf, size, len, "group_holder=%s", dm_roster_name(e, t->lnrep));
+	if (nreq_count(t) > 0)
+		len = dm_describe_add(buf, size, len, "group_waiting=%zu", nreq_count(t));
+	if (t->lgrep != DM_SLOT_NONE)
+		len = dm_describe_add(buf, size, len, "system_grant_to=%s",
+		    dm_roster_name(e, t->lgrep));
+	if (greq_count(t) > 0)
+		len = dm_describe_add(buf, size, len, "system_waiting=%zu", greq_count(t));
+	return len;
 }

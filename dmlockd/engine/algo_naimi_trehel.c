@@ -34,10 +34,6 @@ struct nt_lock {
 	dm_slot_t	 next;
 };
 
-struct nt_node {
-	struct dm_token_node tn;
-};
-
 static dm_slot_t
 nt_initial_dir(const struct dm_engine *e, bool token_here)
 {
@@ -148,24 +144,8 @@ nt_on_token(struct dm_engine *e, struct dm_lock *l, dm_slot_t from, const struct
 	if (s->has_token)
 		return -EPROTO;
 	s->has_token = true;
-	if (s->t.wanting)
-		dm_token_enter(e, l);
-	else
-		nt_pass(e, l);	/* withdrew meanwhile */
+	dm_token_arrived(e, l);
 	return 0;
-}
-
-static int
-nt_receive(struct dm_engine *e, struct dm_lock *l, dm_slot_t from, const struct dm_msg *m)
-{
-	switch (m->kind) {
-	case DM_TK_REQUEST:
-		return nt_on_request(e, l, from, m);
-	case DM_TK_TOKEN:
-		return nt_on_token(e, l, from, m);
-	default:
-		return -EPROTO;
-	}
 }
 
 static bool
@@ -186,35 +166,31 @@ nt_initial(const struct dm_engine *e, const struct dm_lock *l)
 	    s->current_dir == nt_initial_dir(e, coord);
 }
 
+/* Status: Token_hldr, current_dir (the probable owner) and next. */
+static size_t
+nt_describe(const struct dm_engine *e, const struct dm_lock *l, char *buf, size_t size,
+    size_t len)
+{
+	const struct nt_lock *s = dm_lock_state_const(l);
+
+	if (s->has_token)
+		len = dm_describe_add(buf, size, len, "token=here");
+	else
+		len = dm_describe_add(buf, size, len, "token=away toward=%s",
+		    s->current_dir != DM_SLOT_NONE ? dm_roster_name(e, s->current_dir) : "-");
+	return dm_describe_add(buf, size, len, "next=%s",
+	    s->next != DM_SLOT_NONE ? dm_roster_name(e, s->next) : "-");
+}
+
 static const struct dm_token_ops nt_ops = {
+	.describe = nt_describe,
 	.reset = nt_reset,
 	.ask = nt_ask,
 	.pass = nt_pass,
 	.others_waiting = nt_others_waiting,
 	.initial = nt_initial,
-	.receive = nt_receive,
+	.on_request = nt_on_request,
+	.on_token = nt_on_token,
 };
 
-static int
-nt_node_init(struct dm_engine *e, void *node_state)
-{
-	return dm_token_node_init(e, node_state, &nt_ops);
-}
-
-const struct dm_algorithm dm_algo_naimi_trehel = {
-	.name = "naimi-trehel",
-	.caps = DM_CAP_SURVIVES_FAILURE,
-	.lock_state_size = sizeof(struct nt_lock),
-	.node_state_size = sizeof(struct nt_node),
-	.node_init = nt_node_init,
-	.request = dm_token_request,
-	.withdraw = dm_token_withdraw,
-	.release = dm_token_release,
-	.may_handoff = dm_token_may_handoff,
-	.receive = dm_token_receive,
-	.timer = dm_token_timer,
-	.peer_gone = dm_token_peer_gone,
-	.idle = dm_token_idle,
-	.clock_get = dm_token_clock_get,
-	.clock_merge = dm_token_clock_merge,
-};
+DM_TOKEN_ALGORITHM(dm_algo_naimi_trehel, "naimi-trehel", struct nt_lock, nt_ops);

@@ -36,10 +36,6 @@ struct ry_lock {
 	dm_slot_t	 q[DM_NODES_MAX];	/* REQUEST_Q (FIFO, no duplicates) */
 };
 
-struct ry_node {
-	struct dm_token_node tn;
-};
-
 static dm_slot_t
 ry_initial_holder(const struct dm_engine *e, bool token_here)
 {
@@ -137,24 +133,26 @@ ry_pass(struct dm_engine *e, struct dm_lock *l)
 }
 
 static int
-ry_receive(struct dm_engine *e, struct dm_lock *l, dm_slot_t from, const struct dm_msg *m)
+ry_on_request(struct dm_engine *e, struct dm_lock *l, dm_slot_t from, const struct dm_msg *m)
 {
+	/* "On receiving a request insert the requester in your queue", then
+	 * ASSIGN_PRIVILEGE and MAKE_REQUEST. */
+	ry_enqueue(dm_lock_state(l), from);
+	ry_pass(e, l);
+	return 0;
+}
+
+static int
+ry_on_token(struct dm_engine *e, struct dm_lock *l, dm_slot_t from, const struct dm_msg *m)
+{
+	/* "On receiving the token": HOLDER := self, then ASSIGN_PRIVILEGE and
+	 * MAKE_REQUEST. */
 	struct ry_lock *s = dm_lock_state(l);
 
-	switch (m->kind) {
-	case DM_TK_REQUEST:
-		ry_enqueue(s, from);
-		break;
-	case DM_TK_TOKEN:
-		if (s->holder == dm_roster_self(e))
-			return -EPROTO;
-		s->holder = dm_roster_self(e);
-		break;
-	default:
+	if (s->holder == dm_roster_self(e))
 		return -EPROTO;
-	}
-	ry_assign_privilege(e, l, s);
-	ry_make_request(e, l, s);
+	s->holder = dm_roster_self(e);
+	ry_pass(e, l);
 	return 0;
 }
 
@@ -178,35 +176,31 @@ ry_initial(const struct dm_engine *e, const struct dm_lock *l)
 	    s->holder == ry_initial_holder(e, dm_token_i_coordinate(e));
 }
 
+/* Status: HOLDER (self: the token is here) and the request queue. */
+static size_t
+ry_describe(const struct dm_engine *e, const struct dm_lock *l, char *buf, size_t size,
+    size_t len)
+{
+	const struct ry_lock *s = dm_lock_state_const(l);
+
+	if (s->holder == dm_roster_self(e))
+		len = dm_describe_add(buf, size, len, "token=here");
+	else
+		len = dm_describe_add(buf, size, len, "token=away toward=%s",
+		    s->holder != DM_SLOT_NONE ? dm_roster_name(e, s->holder) : "-");
+	len = dm_describe_add(buf, size, len, "queue=%u", (unsigned)s->nq);
+	return s->asked ? dm_describe_add(buf, size, len, "asked") : len;
+}
+
 static const struct dm_token_ops ry_ops = {
+	.describe = ry_describe,
 	.reset = ry_reset,
 	.ask = ry_ask,
 	.pass = ry_pass,
 	.others_waiting = ry_others_waiting,
 	.initial = ry_initial,
-	.receive = ry_receive,
+	.on_request = ry_on_request,
+	.on_token = ry_on_token,
 };
 
-static int
-ry_node_init(struct dm_engine *e, void *node_state)
-{
-	return dm_token_node_init(e, node_state, &ry_ops);
-}
-
-const struct dm_algorithm dm_algo_raymond = {
-	.name = "raymond",
-	.caps = DM_CAP_SURVIVES_FAILURE,
-	.lock_state_size = sizeof(struct ry_lock),
-	.node_state_size = sizeof(struct ry_node),
-	.node_init = ry_node_init,
-	.request = dm_token_request,
-	.withdraw = dm_token_withdraw,
-	.release = dm_token_release,
-	.may_handoff = dm_token_may_handoff,
-	.receive = dm_token_receive,
-	.timer = dm_token_timer,
-	.peer_gone = dm_token_peer_gone,
-	.idle = dm_token_idle,
-	.clock_get = dm_token_clock_get,
-	.clock_merge = dm_token_clock_merge,
-};
+DM_TOKEN_ALGORITHM(dm_algo_raymond, "raymond", struct ry_lock, ry_ops);

@@ -33,6 +33,14 @@
  *    generation); then the RM is sent out again, so a request lost with a
  *    failed node is regenerated.  Duplicate RMs, EMs and IMs are harmless:
  *    each names the tuple it is about.
+ *  - Joining members.  A node still joining gets its roster lock's RMs
+ *    from members that already list it; it answers ABSENT (the RM echoed):
+ *    its row is known, empty and closed in that generation, which it can
+ *    never enter (it starts a newer one once it is a member).  Without
+ *    this the first decision of the generation -- which needs every row --
+ *    never came, and neither did the join.
+ *  - Forwarding: the RM goes to an unvisited node whose row casts no vote
+ *    yet (§4.1 line 51 allows any unvisited node; see rcv_rm_candidates).
  *  - Withdraw (client gave up) and try-once: the tuple cannot be taken back
  *    from the MNLs it reached, so it becomes a ghost that passes the CS on
  *    at once when its EM comes.  A try-once RM ordered behind another tuple
@@ -61,6 +69,10 @@ struct rcv_node {
 	uint64_t	 fp;		/* fingerprint of the roster of gen */
 	uint64_t	 clock;		/* timestamps of tuples and row versions */
 	bool		 joined;	/* took part in a generation others started */
+	bool		 was_out;	/* was not a member (joining) since the last sync */
+	uint64_t	 gen_member;	/* highest generation held while a member */
+	uint64_t	 gen_inc[RCV_NODES_MAX];	/* incarnation listed per rank when gen began */
+	uint64_t	 slots_sig;	/* roster names with their local slots (not sent) */
 	uint64_t	 inc_of[RCV_NODES_MAX];	/* incarnation of each rank seen in gen */
 	uint16_t	 n, self_rank;
 	dm_slot_t	 slot_of[RCV_NODES_MAX];	/* rank -> local slot */
@@ -141,30 +153,65 @@ rcv_build_ranks(struct dm_engine *e, struct rcv_node *n)
 	n->self_rank = n->rank_of[dm_roster_self(e)];
 }
 
-/* A roster change starts a new generation above every one seen. */
+/* A generation begins here: remember whom it lists (ABSENT is believed
+ * only from the incarnation listed when it began) and that we held it. */
+static void
+rcv_gen_begin(struct dm_engine *e, struct rcv_node *n)
+{
+	memset(n->inc_of, 0, sizeof(n->inc_of));
+	for (uint16_t r = 0; r < n->n; r++)
+		n->gen_inc[r] = dm_roster_incarnation(e, n->slot_of[r]);
+	if (dm_roster_joined(e) && n->gen > n->gen_member)
+		n->gen_member = n->gen;
+}
+
+/* The local slots of the roster's names: the same names may come back in
+ * other slots (a member removed and added again, or we rejoined), and the
+ * rank -> slot map must follow. */
+static uint64_t
+roster_slots_signature(const struct dm_engine *e)
+{
+	uint64_t sig = 0;
+
+	for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
+	    j = dm_roster_next(e, j))
+		sig += mix64(name_hash(dm_roster_name(e, j)) + j + 1u);
+	return sig;
+}
+
+/* A roster change starts a new generation above every one seen; so does
+ * coming back as a member after a spell outside (joining again): the
+ * names may be the same, but the slots and what we answered meanwhile
+ * (ABSENT) are not. */
 static struct rcv_node *
 rcv_sync(struct dm_engine *e)
 {
 	struct rcv_node *n = dm_algo_node_state(e);
-	uint64_t fp = roster_fingerprint(e);
+	uint64_t fp = roster_fingerprint(e), sig = roster_slots_signature(e);
+	bool joined = dm_roster_joined(e);
 
-	if (n->gen == 0 || fp != n->fp) {
+	if (!joined)
+		n->was_out = true;
+	if (n->gen == 0 || fp != n->fp || sig != n->slots_sig || (joined && n->was_out)) {
 		n->gen = (n->gen > n->gen_seen ? n->gen : n->gen_seen) + 1;
 		n->gen_seen = n->gen;
 		n->fp = fp;
+		n->slots_sig = sig;
+		if (joined)
+			n->was_out = false;
 		rcv_build_ranks(e, n);
-		memset(n->inc_of, 0, sizeof(n->inc_of));
+		rcv_gen_begin(e, n);
 	}
 	return n;
 }
 
 /* Start a generation above every one seen, same roster (a member restarted). */
 static void
-rcv_new_generation(struct rcv_node *n)
+rcv_new_generation(struct dm_engine *e, struct rcv_node *n)
 {
 	n->gen = (n->gen > n->gen_seen ? n->gen : n->gen_seen) + 1;
 	n->gen_seen = n->gen;
-	memset(n->inc_of, 0, sizeof(n->inc_of));
+	rcv_gen_begin(e, n);
 }
 
 /* --- Messages --- */
@@ -215,24 +262,29 @@ rcv_send_rm(struct dm_engine *e, struct dm_lock *l, uint16_t host, uint64_t host
     uint8_t *ul, bool try_once)
 {
 	struct rcv_node *n = dm_algo_node_state(e);
+	const struct rcv_lock *s = dm_lock_state(l);
 	uint8_t hdr[1 + RCV_NODES_MAX / 8];
+	uint8_t pref[RCV_NODES_MAX / 8];
 	size_t ul_len = (n->n + 7u) / 8u;
 	uint16_t count = 0, pick;
 	uint64_t h;
 
 	ul[n->self_rank / 8] &= (uint8_t)~(1u << (n->self_rank % 8));
 	ul[host / 8] &= (uint8_t)~(1u << (host % 8));
-	for (uint16_t r = 0; r < n->n; r++)
-		count += (ul[r / 8] >> (r % 8)) & 1u;
+	/* "choose one unvisited node ... from the UL of RM" -- the paper lets
+	 * the forwarder pick any; pick among those whose row (as known here)
+	 * casts no vote yet: there the host's tuple becomes a vote and the
+	 * open rows (N - sum S_h) shrink, each hop moving the decision by
+	 * two.  A row already voting for another tuple gains nothing now. */
+	rcv_rm_candidates(&s->t, ul, n->n, pref, &count);
 	if (count == 0) {
 		/* Every node visited and still not ordered (rows dropped for
 		 * size, or a generation's first decision): roam again. */
 		memset(ul, 0, ul_len);
 		for (uint16_t r = 0; r < n->n; r++)
-			if (r != host && r != n->self_rank) {
+			if (r != host && r != n->self_rank)
 				ul[r / 8] |= (uint8_t)(1u << (r % 8));
-				count++;
-			}
+		rcv_rm_candidates(&s->t, ul, n->n, pref, &count);
 		if (count == 0)
 			return;
 	}
@@ -240,7 +292,7 @@ rcv_send_rm(struct dm_engine *e, struct dm_lock *l, uint16_t host, uint64_t host
 	h = mix64(host_ts ^ (n->gen << 20) ^ ((uint64_t)n->self_rank << 8) ^ n->clock);
 	pick = (uint16_t)(h % count);
 	for (uint16_t r = 0; r < n->n; r++) {
-		if (!((ul[r / 8] >> (r % 8)) & 1u))
+		if (!((pref[r / 8] >> (r % 8)) & 1u))
 			continue;
 		if (pick-- == 0) {
 			ul[r / 8] &= (uint8_t)~(1u << (r % 8));	/* "delete id from UL" */
@@ -545,15 +597,16 @@ rcv_decode(struct dm_engine *e, struct rcv_node *n, const struct dm_msg *m, uint
 {
 	const uint8_t *p = m->payload;
 	size_t left = m->payload_len, used, ul_len = (n->n + 7u) / 8u;
+	bool rm = m->kind == RCV_MSG_RM || m->kind == RCV_MSG_ABSENT;	/* ABSENT: an RM echoed */
 
-	if (m->kind == RCV_MSG_RM || m->kind == RCV_MSG_IM) {
+	if (rm || m->kind == RCV_MSG_IM) {
 		if (left < 1 || p[0] >= n->n)
 			return -EPROTO;
 		*rank = p[0];
 		p++;
 		left--;
 	}
-	if (m->kind == RCV_MSG_RM) {
+	if (rm) {
 		if (left < ul_len)
 			return -EPROTO;
 		memset(ul, 0, RCV_NODES_MAX / 8);
@@ -581,10 +634,80 @@ rcv_decode(struct dm_engine *e, struct rcv_node *n, const struct dm_msg *m, uint
 	return 0;
 }
 
+/* Not in the paper: the engine hands a node that is still joining the
+ * messages of its roster lock (a sponsor that already counts us needs our
+ * part to finish our join).  We know neither the sender's roster nor its
+ * generation, and take part in none of it: answer probes, and return an
+ * RM (ABSENT) so that its sender counts our row as empty and passes it on.
+ * When we are a member we start a generation above every one seen, so the
+ * row we declared empty stays empty in every generation we answered. */
+static int
+rcv_joining_receive(struct dm_engine *e, dm_slot_t from, const struct dm_msg *m)
+{
+	struct rcv_node *n = dm_algo_node_state(e);
+	struct dm_msg *a;
+
+	n->was_out = true;
+	if (m->serial > n->gen_seen)
+		n->gen_seen = m->serial;
+	if (m->kind != RCV_MSG_RM && m->kind != RCV_MSG_PROBE)
+		return 0;
+	/* "Empty for good" is true only of a generation we never were in: one
+	 * above every generation we held as a member (a removed member may
+	 * still be listed in a generation where its row has tuples). */
+	if (m->kind == RCV_MSG_RM && m->serial <= n->gen_member)
+		return 0;
+	a = dm_msg_begin(e, m->kind == RCV_MSG_RM ? RCV_MSG_ABSENT : RCV_MSG_PROBE_ACK, NULL);
+	a->lock_len = m->lock_len;
+	memcpy(a->lock, m->lock, m->lock_len + 1u);
+	a->serial = m->serial;	/* the sender's generation: counted there only */
+	a->arg = m->arg;
+	a->seq = m->seq;
+	if (m->kind == RCV_MSG_RM) {
+		a->flags = m->flags;
+		memcpy(a->payload, m->payload, m->payload_len);
+		a->payload_len = m->payload_len;
+	}
+	dm_send(e, from, a);
+	return 0;
+}
+
+/* Our RM came back ABSENT from a joining member: its row is empty for good
+ * in this generation; go on as if it had passed the RM (Order, forward). */
+static int
+rcv_on_absent(struct dm_engine *e, struct dm_lock *l, dm_slot_t from, const struct dm_msg *m)
+{
+	struct rcv_node *n = dm_algo_node_state(e);
+	struct rcv_lock *s;
+	uint8_t ul[RCV_NODES_MAX / 8];
+	uint16_t r = n->rank_of[from], host = 0;
+	uint64_t ts = 0;
+	bool try_once = (m->flags & DM_MSG_F_TRY) != 0;
+
+	/* Only the incarnation listed when this generation began can vouch
+	 * that its row never held a tuple here. */
+	if (l == NULL || r == RCV_RANK_NONE || m->serial != n->gen || m->arg != n->fp ||
+	    m->incarnation == 0 || n->gen_inc[r] != m->incarnation ||
+	    dm_roster_incarnation(e, from) != m->incarnation)
+		return 0;
+	s = rcv_lock_sync(e, l);
+	if (m->serial != n->gen || s->gen != n->gen || rcv_decode(e, n, m, ul, &host, &ts) < 0)
+		return 0;	/* (the sync may have started a newer generation) */
+	rcv_mark_absent(&s->t, r);
+	if (host == n->self_rank ? !(s->requesting && !s->in_cs && s->own_ts == m->seq) :
+	    s->t.latest[host] != m->seq || !rcv_pending(&s->t, host))
+		return 0;	/* that request is over */
+	if (rcv_order(&s->t, host))
+		rcv_after_order(e, l, host, try_once);
+	else
+		rcv_send_rm(e, l, host, m->seq, ul, try_once);
+	return 0;
+}
+
 static int
 rcv_receive(struct dm_engine *e, struct dm_lock *l, dm_slot_t from, const struct dm_msg *m)
 {
-	struct rcv_node *n = rcv_sync(e);
+	struct rcv_node *n;
 	struct rcv_lock *s;
 	uint8_t ul[RCV_NODES_MAX / 8];
 	uint16_t rank = 0, from_rank;
@@ -592,6 +715,9 @@ rcv_receive(struct dm_engine *e, struct dm_lock *l, dm_slot_t from, const struct
 
 	if (m->kind < RCV_MSG_RM || m->kind >= RCV_MSG_KIND_MAX_)
 		return -EPROTO;
+	if (!dm_roster_joined(e))
+		return rcv_joining_receive(e, from, m);
+	n = rcv_sync(e);
 	if (m->serial > n->gen_seen)
 		n->gen_seen = m->serial;
 	if (m->kind == RCV_MSG_PROBE) {
@@ -617,6 +743,8 @@ rcv_receive(struct dm_engine *e, struct dm_lock *l, dm_slot_t from, const struct
 		}
 		return 0;
 	}
+	if (m->kind == RCV_MSG_ABSENT)
+		return rcv_on_absent(e, l, from, m);
 	if (m->arg == n->fp && n->rank_of[from] != RCV_RANK_NONE && m->serial >= n->gen) {
 		uint64_t *inc = &n->inc_of[n->rank_of[from]];
 		/* Not in the paper: a node new to the cluster (or restarted) must
@@ -625,7 +753,7 @@ rcv_receive(struct dm_engine *e, struct dm_lock *l, dm_slot_t from, const struct
 		if (!n->joined || (*inc != 0 && *inc != m->incarnation)) {
 			if (m->serial > n->gen_seen)
 				n->gen_seen = m->serial;
-			rcv_new_generation(n);
+			rcv_new_generation(e, n);
 			n->joined = true;
 			if (l != NULL)
 				rcv_lock_sync(e, l);
@@ -646,7 +774,7 @@ rcv_receive(struct dm_engine *e, struct dm_lock *l, dm_slot_t from, const struct
 		}
 		if (m->serial > n->gen && m->arg == n->fp) {
 			n->gen = m->serial;	/* same roster, newer generation: join it */
-			memset(n->inc_of, 0, sizeof(n->inc_of));
+			rcv_gen_begin(e, n);
 			n->inc_of[n->rank_of[from]] = m->incarnation;
 			if (l != NULL)
 				rcv_lock_sync(e, l);	/* re-issue a pending request now */

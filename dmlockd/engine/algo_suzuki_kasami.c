@@ -31,10 +31,6 @@ struct sk_lock {
 	dm_slot_t	 q[DM_NODES_MAX];	/* token: Q */
 };
 
-struct sk_node {
-	struct dm_token_node tn;
-};
-
 static void
 sk_reset(struct dm_engine *e, struct dm_lock *l, bool token_here)
 {
@@ -261,24 +257,8 @@ sk_on_token(struct dm_engine *e, struct dm_lock *l, dm_slot_t from, const struct
 		return -EPROTO;
 	s->has_token = true;
 	s->seen++;
-	if (s->t.wanting)
-		dm_token_enter(e, l);
-	else
-		sk_pass(e, l);	/* withdrew meanwhile: serve the others */
+	dm_token_arrived(e, l);
 	return 0;
-}
-
-static int
-sk_receive(struct dm_engine *e, struct dm_lock *l, dm_slot_t from, const struct dm_msg *m)
-{
-	switch (m->kind) {
-	case DM_TK_REQUEST:
-		return sk_on_request(e, l, from, m);
-	case DM_TK_TOKEN:
-		return sk_on_token(e, l, from, m);
-	default:
-		return -EPROTO;
-	}
 }
 
 static bool
@@ -319,36 +299,30 @@ sk_forget(struct dm_engine *e, struct dm_lock *l, dm_slot_t slot)
 	s->nq = (uint16_t)k;
 }
 
+/* Status: token here or not, and the token's queue when here. */
+static size_t
+sk_describe(const struct dm_engine *e, const struct dm_lock *l, char *buf, size_t size,
+    size_t len)
+{
+	const struct sk_lock *s = dm_lock_state_const(l);
+
+	(void)e;
+	len = dm_describe_add(buf, size, len, "token=%s", s->has_token ? "here" : "away");
+	if (s->has_token)
+		len = dm_describe_add(buf, size, len, "queue=%u", (unsigned)s->nq);
+	return len;
+}
+
 static const struct dm_token_ops sk_ops = {
+	.describe = sk_describe,
 	.forget = sk_forget,
 	.reset = sk_reset,
 	.ask = sk_ask,
 	.pass = sk_pass,
 	.others_waiting = sk_others_waiting,
 	.initial = sk_initial,
-	.receive = sk_receive,
+	.on_request = sk_on_request,
+	.on_token = sk_on_token,
 };
 
-static int
-sk_node_init(struct dm_engine *e, void *node_state)
-{
-	return dm_token_node_init(e, node_state, &sk_ops);
-}
-
-const struct dm_algorithm dm_algo_suzuki_kasami = {
-	.name = "suzuki-kasami",
-	.caps = DM_CAP_SURVIVES_FAILURE,
-	.lock_state_size = sizeof(struct sk_lock),
-	.node_state_size = sizeof(struct sk_node),
-	.node_init = sk_node_init,
-	.request = dm_token_request,
-	.withdraw = dm_token_withdraw,
-	.release = dm_token_release,
-	.may_handoff = dm_token_may_handoff,
-	.receive = dm_token_receive,
-	.timer = dm_token_timer,
-	.peer_gone = dm_token_peer_gone,
-	.idle = dm_token_idle,
-	.clock_get = dm_token_clock_get,
-	.clock_merge = dm_token_clock_merge,
-};
+DM_TOKEN_ALGORITHM(dm_algo_suzuki_kasami, "suzuki-kasami", struct sk_lock, sk_ops);

@@ -35,3 +35,11 @@ tests_sim_check_sim_algo_naimi_trehel_SOURCES = tests/sim/check_sim_algo_token.c
 tests_sim_check_sim_algo_naimi_trehel_CPPFLAGS = $(AM_CPPFLAGS) -DSIM_ALGO='"naimi-trehel"'
 tests_sim_check_sim_algo_naimi_trehel_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_sim_check_sim_algo_naimi_trehel_LDADD = tests/sim/libdmsim.la libdmengine.la $(CHECK_LIBS) -lm
+
+# The algorithms' status view (ALGO lines of dmlock status): token
+# whereabouts, elections, coordinators.
+check_PROGRAMS += tests/unit/check_describe
+TESTS += tests/unit/check_describe
+tests_unit_check_describe_SOURCES = tests/unit/check_describe.c tests/unit/engine_harness.h
+tests_unit_check_describe_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_check_describe_LDADD = libdmengine.la $(CHECK_LIBS)

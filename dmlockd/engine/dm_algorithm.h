@@ -86,6 +86,20 @@ struct dm_algorithm {
 	 * and merge one learned from another node. */
 	uint64_t (*clock_get)(const struct dm_engine *e);
 	void	(*clock_merge)(struct dm_engine *e, uint64_t seq);
+	/* Optional: a message of an algorithm kind, not for the roster lock,
+	 * while this node is still JOINING (from: a slot valid during the call
+	 * only).  The node holds nothing of the cluster's yet; it may answer
+	 * what a member that already counts it needs to go on (an election
+	 * must finish before that member can grant the roster lock our join
+	 * waits for).  Returns 0 or -EPROTO. */
+	int	(*joining_receive)(struct dm_engine *e, dm_slot_t from, const struct dm_msg *m);
+	/* Optional, for status output (dm_engine_visit_algorithm_state): the
+	 * node's (describe_node) or l's (describe_lock) algorithm state as
+	 * space-separated key=value words (values without spaces) in buf of
+	 * size bytes, NUL-terminated.  Return the length (0: nothing to say). */
+	size_t	(*describe_node)(const struct dm_engine *e, char *buf, size_t size);
+	size_t	(*describe_lock)(const struct dm_engine *e, const struct dm_lock *l, char *buf,
+		    size_t size);
 };
 
 /* Registry (dm_algorithm_registry.c): NULL if unknown. */
@@ -124,6 +138,10 @@ dm_slot_t	 dm_roster_next(const struct dm_engine *e, dm_slot_t after);
 /* Compare two members by name (RA §7.1): <0, 0, >0.  Invariant under roster change. */
 int		 dm_roster_compare(const struct dm_engine *e, dm_slot_t a, dm_slot_t b);
 const char	*dm_roster_name(const struct dm_engine *e, dm_slot_t slot);
+/* The incarnation this node lists for slot (its own for self; 0 unknown). */
+uint64_t	 dm_roster_incarnation(const struct dm_engine *e, dm_slot_t slot);
+/* Is this node a member (not joining, restarting to rejoin, or gone)? */
+bool		 dm_roster_joined(const struct dm_engine *e);
 /* The algorithm suspects slot of having failed (RA §7.4 second timeout). */
 void		 dm_roster_suspect(struct dm_engine *e, dm_slot_t slot);
 /* True while the member is leaving (RA §7.3) or being removed. */
@@ -149,6 +167,11 @@ void		 dm_log(struct dm_engine *e, enum dm_log_level level, const char *text,
 /* Config: the election ("bully" or "invitation") and the hierarchical
  * group size (0 = the algorithm's default). */
 const char	*dm_election_name(const struct dm_engine *e);
+/* For the describe hooks: append one key=value word (printf format) to buf
+ * holding len bytes, with a separating space; returns the new length,
+ * never past size - 1 (a word that does not fit is left out). */
+size_t		 dm_describe_add(char *buf, size_t size, size_t len, const char *fmt, ...)
+		    __attribute__((format(printf, 4, 5)));
 uint32_t	 dm_group_size(const struct dm_engine *e);
 
 #endif /* DM_ALGORITHM_H */

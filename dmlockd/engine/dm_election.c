@@ -3,6 +3,7 @@
  * election lock, epochs (counter, coordinator name) and their stamping on
  * algorithm messages, priorities, and HELD reports at the epoch cut.
  */
+#include <errno.h>
 #include <string.h>
 
 #include "dm_election.h"
@@ -128,4 +129,141 @@ dm_election_report_held(struct dm_engine *e, struct dm_election *el, const struc
 	m = dm_msg_begin(e, DM_EL_HELD, l);
 	dm_election_stamp(el, m);
 	dm_send(e, c, m);
+}
+
+static void
+answer(struct dm_engine *e, dm_slot_t to, uint8_t kind, const struct dm_msg *about,
+    uint64_t arg)
+{
+	struct dm_msg *m = dm_msg_begin(e, kind, dm_election_lock(e));
+
+	m->serial = about->serial;
+	m->node_len = about->node_len;
+	memcpy(m->node, about->node, about->node_len);
+	m->node[about->node_len] = '\0';
+	m->arg = arg;
+	dm_send(e, to, m);
+}
+
+int
+dm_election_joining_receive(struct dm_engine *e, struct dm_election *el, dm_slot_t from,
+    const struct dm_msg *m)
+{
+	if (m->lock_len != strlen(DM_ELECTION_LOCK) ||
+	    memcmp(m->lock, DM_ELECTION_LOCK, m->lock_len) != 0 || !dm_election_owns_kind(m->kind))
+		return 0;
+	if (m->node_len > DM_NODE_NAME_MAX)
+		return -EPROTO;
+	if (m->serial > el->k_seen)
+		el->k_seen = m->serial;	/* our own next epoch goes above it */
+	if (m->seq == 0 || m->seq != dm_roster_incarnation(e, dm_roster_self(e)))
+		return 0;	/* it counts an older incarnation of ours: let it remove that */
+	switch (m->kind) {
+	case DM_EL_ENTER_ELECTION:
+		answer(e, from, DM_EL_EE_ANSWER, m, 0);
+		break;
+	case DM_EL_SET_COORDINATOR:
+		answer(e, from, DM_EL_SC_ANSWER, m, DM_EL_ANSWER_JOINING);
+		break;
+	case DM_EL_INVITATION:
+		answer(e, from, DM_EL_ACCEPT, m, DM_EL_ANSWER_JOINING);
+		break;
+	case DM_EL_READY:
+		answer(e, from, DM_EL_READY_ANSWER, m, 1);
+		break;
+	default:
+		break;		/* AreYouUp and the rest: silence */
+	}
+	return 0;
+}
+
+void
+dm_election_joiners_clear(struct dm_election *el)
+{
+	memset(el->joining_up, 0, sizeof(el->joining_up));
+}
+
+void
+dm_election_joiner_note(struct dm_election *el, dm_slot_t slot)
+{
+	if (slot < DM_NODES_MAX)
+		el->joining_up[slot / 8] |= (uint8_t)(1u << (slot % 8));
+}
+
+void
+dm_election_joiners_fix(const struct dm_engine *e, struct dm_election *el)
+{
+	size_t off = 0;
+
+	for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
+	    j = dm_roster_next(e, j)) {
+		const char *n = dm_roster_name(e, j);
+		size_t len = strlen(n);
+		if (!((el->joining_up[j / 8] >> (j % 8)) & 1u))
+			continue;
+		if (off + len + 1 > sizeof(el->joiners) - DM_NODE_NAME_MAX - 1)
+			break;		/* (room for the parent name in New_State) */
+		memcpy(el->joiners + off, n, len + 1);
+		off += len + 1;
+	}
+	el->joiners_len = (uint16_t)off;
+}
+
+size_t
+dm_election_joiners_put(const struct dm_election *el, uint8_t *p, size_t room)
+{
+	size_t n = el->joiners_len <= room ? el->joiners_len : 0;
+
+	memcpy(p, el->joiners, n);
+	return n;
+}
+
+int
+dm_election_joiners_set(struct dm_election *el, const uint8_t *p, size_t len)
+{
+	if (len > sizeof(el->joiners) || (len > 0 && p[len - 1] != '\0')) {
+		el->joiners_len = 0;
+		return -EPROTO;
+	}
+	memcpy(el->joiners, p, len);
+	el->joiners_len = (uint16_t)len;
+	return 0;
+}
+
+bool
+dm_election_is_joiner(const struct dm_engine *e, const struct dm_election *el, dm_slot_t j)
+{
+	const char *name = dm_roster_name(e, j);
+	size_t off = 0;
+
+	if (name == NULL)
+		return false;
+	while (off < el->joiners_len) {
+		const char *n = el->joiners + off;
+		if (strcmp(n, name) == 0)
+			return true;
+		off += strlen(n) + 1;
+	}
+	return false;
+}
+
+size_t
+dm_election_describe(const struct dm_engine *e, const struct dm_election *el, char *buf,
+    size_t size, size_t len)
+{
+	static const char *const states[] = {
+		[DM_EL_DOWN] = "down", [DM_EL_ELECTION] = "election",
+		[DM_EL_REORGANIZATION] = "reorganization", [DM_EL_NORMAL] = "normal",
+	};
+	const char *name = dm_election_name(e);
+
+	len = dm_describe_add(buf, size, len, "election=%s", name && *name ? name : "bully");
+	len = dm_describe_add(buf, size, len, "state=%s",
+	    el->status < sizeof(states) / sizeof(states[0]) ? states[el->status] : "unknown");
+	len = dm_describe_add(buf, size, len, "coordinator=%s", el->coord[0] ? el->coord : "-");
+	len = dm_describe_add(buf, size, len, "epoch=%llu", (unsigned long long)el->k);
+	len = dm_describe_add(buf, size, len, "elections_started=%llu",
+	    (unsigned long long)el->elections_started);
+	return dm_describe_add(buf, size, len, "elections_won=%llu",
+	    (unsigned long long)el->elections_won);
 }

@@ -24,7 +24,8 @@ enum dm_election_kind {
 	DM_EL_ARE_YOU_UP = 112,		/* step 1: check a higher-priority node */
 	DM_EL_AYU_ANSWER,
 	DM_EL_ENTER_ELECTION,		/* step 2: serial = proposed epoch counter */
-	DM_EL_EE_ANSWER,		/* arg 1: "I outrank you" (the sender gives up) */
+	DM_EL_EE_ANSWER,		/* arg 1: "I outrank you" (the sender gives up); arg 2: counter
+					 * not above my epoch (seq = highest seen) */
 	DM_EL_SET_COORDINATOR,		/* step 3: accept me; epoch cut */
 	DM_EL_HELD,			/* report: lock (named) is in use here */
 	DM_EL_SC_ANSWER,		/* arg 1: refused */
@@ -72,6 +73,10 @@ struct dm_election_impl {
 	void	(*peer_gone)(struct dm_engine *e, struct dm_election *el, dm_slot_t slot);
 };
 extern const struct dm_election_impl dm_election_invitation_impl;
+/* SC_ANSWER / ACCEPT arg of a node still joining: accepted, holding
+ * nothing, not working in the epoch (dm_election_joining_receive()). */
+#define DM_EL_ANSWER_JOINING	3
+
 /* The implementation for a config name (NULL: bully, the default). */
 const struct dm_election_impl *dm_election_impl_for(const char *name);
 
@@ -94,6 +99,16 @@ struct dm_election {
 	/* Invitation election's own state (dm_election_invitation.c). */
 	uint8_t		 inv_up[DM_NODES_MAX / 8];	/* members that accepted our group */
 	uint64_t	 inv_messages;			/* election messages sent */
+	/* An election was due while this node was not a member (joining or
+	 * restarting): it starts on the first timer after the node joined. */
+	bool		 deferred;
+	/* Members that answered as joiners (DM_EL_ANSWER_JOINING): not working
+	 * in the epoch (no group coordinator, no tree node).  joining_up: this
+	 * election's, by slot (coordinator); joiners: the epoch's, by name,
+	 * '\0'-separated (sent with New_State / READY). */
+	uint8_t		 joining_up[DM_NODES_MAX / 8];
+	uint16_t	 joiners_len;
+	char		 joiners[DM_MSG_PAYLOAD_MAX];
 };
 
 /* Shared helpers (dm_election.c). */
@@ -101,7 +116,22 @@ void		 dm_election_init(struct dm_engine *e, struct dm_election *el,
 		    const struct dm_election_hooks *hooks);
 struct dm_lock	*dm_election_lock(struct dm_engine *e);
 bool		 dm_election_is_lock(const struct dm_lock *l);
+/* For struct dm_algorithm.joining_receive: a node still JOINING answers a
+ * member's election passively (it holds no token and uses no lock of any
+ * epoch of the cluster's): it accepts Enter_Election, Set_Coordinator and
+ * invitations without leading, adopting or cutting anything, and stays
+ * silent to AreYouUp (so nobody waits for it to lead).  Then a member that
+ * already counts it can finish the election and grant the roster lock the
+ * join waits for.  Other messages are dropped. */
+int		 dm_election_joining_receive(struct dm_engine *e, struct dm_election *el,
+		    dm_slot_t from, const struct dm_msg *m);
 bool		 dm_election_owns_kind(uint8_t kind);
+/* Status words (dm_algorithm.h describe hooks) appended to buf of len
+ * bytes: election=NAME state=normal|election|reorganization|down
+ * coordinator=NODE|- epoch=K elections_started=N elections_won=N.
+ * Returns the new length. */
+size_t		 dm_election_describe(const struct dm_engine *e, const struct dm_election *el,
+		    char *buf, size_t size, size_t len);
 dm_slot_t	 dm_election_slot_by_name(const struct dm_engine *e, const char *name, size_t len);
 dm_slot_t	 dm_election_coordinator(const struct dm_engine *e, const struct dm_election *el);
 bool		 dm_election_i_coordinate(const struct dm_engine *e, const struct dm_election *el);
@@ -111,6 +141,18 @@ int		 dm_election_outranks(const struct dm_engine *e, dm_slot_t a, dm_slot_t b);
 void		 dm_election_stamp(const struct dm_election *el, struct dm_msg *m);
 /* Is an algorithm message of the current epoch (and may it be acted on)? */
 bool		 dm_election_current(const struct dm_election *el, const struct dm_msg *m);
+/* Joiners of the epoch (see struct dm_election): the coordinator notes
+ * them during its election, fixes the list when it enters Normal and
+ * sends it (put: returns the bytes written, at most room); members take
+ * it from New_State / READY (set: -EPROTO if malformed). */
+void		 dm_election_joiners_clear(struct dm_election *el);
+void		 dm_election_joiner_note(struct dm_election *el, dm_slot_t slot);
+void		 dm_election_joiners_fix(const struct dm_engine *e, struct dm_election *el);
+size_t		 dm_election_joiners_put(const struct dm_election *el, uint8_t *p, size_t room);
+int		 dm_election_joiners_set(struct dm_election *el, const uint8_t *p, size_t len);
+/* Did member j answer the current epoch's election as a joiner? */
+bool		 dm_election_is_joiner(const struct dm_engine *e, const struct dm_election *el,
+		    dm_slot_t j);
 /* Members not departing. */
 size_t		 dm_election_members(const struct dm_engine *e);
 /* Does the roster still look like the one the epoch began with? */

@@ -47,6 +47,10 @@ enum bully_step {
 	STEP_ACCEPT,	/* Set_Coordinator sent; reports and answers awaited */
 };
 
+/* EE_ANSWER arg: 1 = "I outrank you"; this = "your counter is not above my
+ * epoch's" (seq = the highest counter the member saw). */
+#define EE_EPOCH_TOO_LOW	2
+
 static dm_msec_t
 step_time(const struct dm_engine *e)
 {
@@ -67,6 +71,7 @@ el_send(struct dm_engine *e, struct dm_election *el, uint8_t kind, dm_slot_t to,
 
 	m->serial = serial;
 	m->arg = arg;
+	m->seq = dm_roster_incarnation(e, to);	/* whom we count (dm_election_joining_receive) */
 	dm_send(e, to, m);
 }
 
@@ -114,11 +119,17 @@ static void step_bully(struct dm_engine *e, struct dm_election *el);
 static void step_accept(struct dm_engine *e, struct dm_election *el);
 static void step_new_state(struct dm_engine *e, struct dm_election *el);
 
+/* An election is under way here: ours (CHECK, BULLY, ACCEPT) or a
+ * higher-priority member's that we wait for (WAIT: its Set_Coordinator is
+ * due; the WAIT timer restarts us if it never comes).  Starting another one
+ * now would refuse that Set_Coordinator and restart the winner: a livelock
+ * while lower members keep asking AreYouUp or their tokens stay overdue. */
 static bool
 running(const struct dm_election *el)
 {
 	return el->status == DM_EL_ELECTION &&
-	    (el->step == STEP_CHECK || el->step == STEP_BULLY || el->step == STEP_ACCEPT);
+	    (el->step == STEP_CHECK || el->step == STEP_BULLY || el->step == STEP_ACCEPT ||
+	    el->step == STEP_WAIT);
 }
 
 void
@@ -128,6 +139,14 @@ dm_election_start(struct dm_engine *e, struct dm_election *el, const char *why)
 	 *  ... on Detection of a change in the group." */
 	dm_slot_t self = dm_roster_self(e);
 
+	if (!dm_roster_joined(e)) {
+		/* Not a member (yet): our roster is partial and our answers
+		 * come through dm_election_joining_receive(); never lead. */
+		el->deferred = true;
+		el->status = DM_EL_ELECTION;
+		arm(e, step_time(e));
+		return;
+	}
 	if (el->impl != NULL) { el->impl->start(e, el, why); return; }	/* invitation */
 	if (running(el))
 		return;
@@ -187,6 +206,7 @@ step_accept(struct dm_engine *e, struct dm_election *el)
 
 	el->step = STEP_ACCEPT;
 	el->status = DM_EL_REORGANIZATION;
+	dm_election_joiners_clear(el);
 	el->k = el->k_try;
 	el->k_seen = el->k;
 	strcpy(el->coord, me);
@@ -199,10 +219,12 @@ step_accept(struct dm_engine *e, struct dm_election *el)
 	arm(e, step_time(e));
 }
 
-/* Members in priority order, coordinator first (the tree of algo_raymond.c
- * is heap-shaped over this order). */
+/* Working members in priority order, coordinator first (the tree of
+ * algo_raymond.c is heap-shaped over this order; joiners are left out: no
+ * request may have to pass through a node that answers nothing). */
 static size_t
-priority_order(const struct dm_engine *e, dm_slot_t first, dm_slot_t *order)
+priority_order(const struct dm_engine *e, const struct dm_election *el, dm_slot_t first,
+    dm_slot_t *order)
 {
 	size_t n = 0;
 
@@ -210,7 +232,7 @@ priority_order(const struct dm_engine *e, dm_slot_t first, dm_slot_t *order)
 	for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
 	    j = dm_roster_next(e, j)) {
 		size_t i;
-		if (j == first || dm_roster_departing(e, j))
+		if (j == first || dm_roster_departing(e, j) || dm_election_is_joiner(e, el, j))
 			continue;
 		for (i = n; i > 1 && dm_election_outranks(e, j, order[i - 1]) > 0; i--)
 			order[i] = order[i - 1];
@@ -226,21 +248,34 @@ step_new_state(struct dm_engine *e, struct dm_election *el)
 	/* Step 4: "New_State?": every member's view of the task -- the epoch
 	 * and, for tree algorithms, its parent on the way to the token. */
 	dm_slot_t order[DM_NODES_MAX];
-	size_t n = priority_order(e, dm_roster_self(e), order);
+	size_t n;
 
+	dm_election_joiners_fix(e, el);
+	n = priority_order(e, el, dm_roster_self(e), order);
 	dm_lock_timer_stop(e, dm_election_lock(e));
-	for (size_t i = 1; i < n; i++) {
-		const char *parent = dm_roster_name(e, order[(i - 1) / 2]);
-		struct dm_msg *m = dm_msg_begin(e, DM_EL_NEW_STATE, dm_election_lock(e));
+	for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
+	    j = dm_roster_next(e, j)) {
+		/* Payload: parent name (tree algorithms), '\0', the joiners. */
+		const char *parent = dm_roster_name(e, order[0]);
+		struct dm_msg *m;
+		size_t off;
+		if (j == dm_roster_self(e) || dm_roster_departing(e, j))
+			continue;
+		for (size_t i = 1; i < n; i++)
+			if (order[i] == j)
+				parent = dm_roster_name(e, order[(i - 1) / 2]);
+		m = dm_msg_begin(e, DM_EL_NEW_STATE, dm_election_lock(e));
 		m->serial = el->k;
-		m->payload_len = (uint16_t)strlen(parent);
-		memcpy(m->payload, parent, m->payload_len);
-		dm_send(e, order[i], m);
+		off = strlen(parent) + 1;
+		memcpy(m->payload, parent, off);
+		off += dm_election_joiners_put(el, m->payload + off, DM_MSG_PAYLOAD_MAX - off);
+		m->payload_len = (uint16_t)off;
+		dm_send(e, j, m);
 	}
 	el->status = DM_EL_NORMAL;
 	el->step = STEP_NONE;
 	el->parent[0] = '\0';
-	el->members_at_epoch = n;
+	el->members_at_epoch = dm_election_members(e);	/* joiners too: the roster */
 	el->elections_won++;
 	el->epochs++;
 	note(e, el, "this node is the new coordinator", DM_SLOT_NONE);
@@ -278,6 +313,16 @@ on_enter_election(struct dm_engine *e, struct dm_election *el, dm_slot_t from,
 	 *  state, record the name of the sender, reply by sending EE_answer." */
 	dm_slot_t self = dm_roster_self(e);
 
+	if (m->serial <= el->k) {
+		/* Epochs only grow here (an old token must never match a new
+		 * epoch): tell the candidate the highest counter we saw. */
+		struct dm_msg *r = dm_msg_begin(e, DM_EL_EE_ANSWER, dm_election_lock(e));
+		r->serial = m->serial;
+		r->arg = EE_EPOCH_TOO_LOW;
+		r->seq = el->k_seen;
+		dm_send(e, from, r);
+		return 0;
+	}
 	if (m->serial > el->k_seen)
 		el->k_seen = m->serial;
 	if (dm_election_outranks(e, self, from) > 0) {
@@ -302,6 +347,13 @@ on_ee_answer(struct dm_engine *e, struct dm_election *el, dm_slot_t from, const 
 	if (el->status != DM_EL_ELECTION || el->step != STEP_BULLY || m->serial != el->k_try ||
 	    !waiting_get(el, from))
 		return 0;
+	if (m->arg == EE_EPOCH_TOO_LOW) {
+		if (m->seq > el->k_seen)
+			el->k_seen = m->seq;
+		el->step = STEP_NONE;
+		dm_election_start(e, el, "a member has seen a higher epoch");
+		return 0;
+	}
 	if (m->arg == 1) {
 		give_up(e, el);
 		return 0;
@@ -359,6 +411,8 @@ on_sc_answer(struct dm_engine *e, struct dm_election *el, dm_slot_t from, const 
 		dm_election_start(e, el, "a member refused our coordination");
 		return 0;
 	}
+	if (m->arg == DM_EL_ANSWER_JOINING)
+		dm_election_joiner_note(el, from);
 	waiting_clear(el, from);
 	if (el->waiting_n == 0)
 		step_new_state(e, el);
@@ -374,10 +428,17 @@ on_new_state(struct dm_engine *e, struct dm_election *el, dm_slot_t from, const 
 	if (el->status != DM_EL_REORGANIZATION || m->serial != el->k ||
 	    strcmp(el->coord, dm_roster_name(e, from)) != 0)
 		return 0;
-	if (m->payload_len > DM_NODE_NAME_MAX)
-		return -EPROTO;
-	memcpy(el->parent, m->payload, m->payload_len);
-	el->parent[m->payload_len] = '\0';
+	{
+		const uint8_t *z = memchr(m->payload, '\0', m->payload_len);
+		size_t plen = z != NULL ? (size_t)(z - m->payload) : m->payload_len;
+		if (plen > DM_NODE_NAME_MAX)
+			return -EPROTO;
+		memcpy(el->parent, m->payload, plen);
+		el->parent[plen] = '\0';
+		if (dm_election_joiners_set(el, z != NULL ? z + 1 : m->payload + plen,
+		    z != NULL ? m->payload_len - plen - 1 : 0) < 0)
+			return -EPROTO;
+	}
 	el->status = DM_EL_NORMAL;
 	el->members_at_epoch = dm_election_members(e);
 	el->epochs++;
@@ -437,6 +498,16 @@ suspect_silent(struct dm_engine *e, struct dm_election *el, uint8_t kind, uint64
 void
 dm_election_timer(struct dm_engine *e, struct dm_election *el)
 {
+	if (!dm_roster_joined(e)) {
+		arm(e, step_time(e));	/* poll until we are a member */
+		return;
+	}
+	if (el->deferred) {
+		el->deferred = false;
+		el->step = STEP_NONE;	/* (INV_NONE for the invitation election) */
+		dm_election_start(e, el, "joined the cluster: the election that was due");
+		return;
+	}
 	if (el->impl != NULL) { el->impl->timer(e, el); return; }	/* invitation */
 	switch (el->status == DM_EL_NORMAL ? STEP_NONE : el->step) {
 	case STEP_CHECK:
@@ -485,6 +556,15 @@ dm_election_peer_gone(struct dm_engine *e, struct dm_election *el, dm_slot_t slo
 			step_new_state(e, el);
 			return;
 		}
+	}
+	if (el->status == DM_EL_ELECTION && el->step == STEP_WAIT) {
+		/* Waiting for a Set_Coordinator: only its sender's removal
+		 * matters (the WAIT timer covers one that never comes). */
+		if (was_halted) {
+			el->step = STEP_NONE;
+			dm_election_start(e, el, "the member leading the election left");
+		}
+		return;
 	}
 	if (running(el))
 		return;

@@ -72,6 +72,7 @@ inv_send(struct dm_engine *e, struct dm_election *el, uint8_t kind, dm_slot_t to
 	m->node_len = (uint8_t)n;
 	memcpy(m->node, group_coord, n + 1);
 	m->arg = arg;
+	m->seq = dm_roster_incarnation(e, to);	/* whom we count (dm_election_joining_receive) */
 	el->inv_messages++;
 	dm_send(e, to, m);
 }
@@ -149,6 +150,7 @@ form(struct dm_engine *e, struct dm_election *el, const char *why)
 	el->halted[0] = '\0';
 	memset(el->waiting, 0, sizeof(el->waiting));
 	memset(el->inv_up, 0, sizeof(el->inv_up));
+	dm_election_joiners_clear(el);
 	el->waiting_n = 0;
 	note(e, el, why, DM_SLOT_NONE);
 	/* Our own epoch cut first: HELD reports of the invitees land here. */
@@ -175,11 +177,22 @@ complete(struct dm_engine *e, struct dm_election *el)
 	size_t n = 1;
 
 	dm_lock_timer_stop(e, dm_election_lock(e));
+	dm_election_joiners_fix(e, el);
 	for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
 	    j = dm_roster_next(e, j)) {
+		struct dm_msg *m;
 		if (!bit_get(el->inv_up, j))
 			continue;
-		inv_send(e, el, DM_EL_READY, j, el->k, el->coord, 0);
+		/* inv_send() with the joiners of the group as payload. */
+		m = dm_msg_begin(e, DM_EL_READY, dm_election_lock(e));
+		m->serial = el->k;
+		m->node_len = (uint8_t)strlen(el->coord);
+		memcpy(m->node, el->coord, m->node_len + 1u);
+		m->seq = dm_roster_incarnation(e, j);
+		m->payload_len = (uint16_t)dm_election_joiners_put(el, m->payload,
+		    DM_MSG_PAYLOAD_MAX);
+		el->inv_messages++;
+		dm_send(e, j, m);
 		n++;
 	}
 	el->status = DM_EL_NORMAL;
@@ -283,6 +296,8 @@ on_accept(struct dm_engine *e, struct dm_election *el, dm_slot_t from, const str
 	bit_set(el->waiting, from, false);
 	el->waiting_n--;
 	bit_set(el->inv_up, from, true);
+	if (m->arg == DM_EL_ANSWER_JOINING)
+		dm_election_joiner_note(el, from);
 	inv_send(e, el, DM_EL_ACCEPT_ANSWER, from, m->serial, el->coord, 0);
 	if (el->waiting_n == 0)
 		complete(e, el);
@@ -308,6 +323,8 @@ on_ready(struct dm_engine *e, struct dm_election *el, dm_slot_t from, const stru
 	if (el->status != DM_EL_REORGANIZATION || el->step != INV_WAIT_READY ||
 	    m->serial != el->k || strcmp(el->coord, dm_roster_name(e, from)) != 0)
 		return 0;
+	if (dm_election_joiners_set(el, m->payload, m->payload_len) < 0)
+		return -EPROTO;
 	el->status = DM_EL_NORMAL;
 	el->step = INV_NONE;
 	el->parent[0] = '\0';

@@ -336,6 +336,29 @@ dm_engine_free(struct dm_engine *e)
 
 /* --- Stepping --- */
 
+/* Does m->incarnation name the message's subject rather than its sender? */
+static bool
+msg_has_subject(const struct dm_msg *m)
+{
+	switch (m->kind) {
+	case DM_MSG_NODE_ADD:
+	case DM_MSG_NODE_FAILED:
+	case DM_MSG_SUSPECT:
+	case DM_MSG_ROSTER_ENTRY:
+	case DM_MSG_JOIN_REFUSED:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* The sender's incarnation, 0 if the message does not say. */
+uint64_t
+dm_msg_sender_incarnation(const struct dm_msg *m)
+{
+	return msg_has_subject(m) ? m->seq : m->incarnation;
+}
+
 static int
 engine_receive(struct dm_engine *e, const char *peer, const struct dm_msg *m)
 {
@@ -350,8 +373,16 @@ engine_receive(struct dm_engine *e, const char *peer, const struct dm_msg *m)
 		return -EPROTO;
 	from = dm_roster_find(e, peer, strlen(peer));
 	dm_membership_note_sender(e, peer, m);
-	e->rx_other_incarnation = from != DM_SLOT_NONE && e->nodes[from].incarnation != 0 &&
-	    m->incarnation != 0 && m->incarnation != e->nodes[from].incarnation;
+	{
+		/* (Messages about a subject carry the subject's incarnation;
+		 * the sender's, if at all, in seq.) */
+		uint64_t sender = dm_msg_sender_incarnation(m);
+		/* (An entry never heard from (incarnation 0) that a JOIN
+		 * condemned: whoever speaks under that name now is another.) */
+		e->rx_other_incarnation = from != DM_SLOT_NONE && sender != 0 &&
+		    (e->nodes[from].incarnation != 0 ? sender != e->nodes[from].incarnation :
+		    e->nodes[from].condemned);
+	}
 	if (m->kind < DM_MSG_ALGO_BASE)
 		return dm_roster_receive(e, from, peer, m);
 	if (m->lock_len == 0 || !dm_lock_name_valid(m->lock, m->lock_len))
@@ -371,15 +402,17 @@ engine_receive(struct dm_engine *e, const char *peer, const struct dm_msg *m)
 		/* The one exception: a sponsor that already counts us must get
 		 * our permission for the roster lock (we never want it), or no
 		 * sponsor could ever finish our join. */
-		if (m->lock_len == strlen(DM_ROSTER_LOCK) &&
-		    memcmp(m->lock, DM_ROSTER_LOCK, m->lock_len) == 0) {
+		bool roster_lock = m->lock_len == strlen(DM_ROSTER_LOCK) &&
+		    memcmp(m->lock, DM_ROSTER_LOCK, m->lock_len) == 0;
+		if (roster_lock || e->algo->joining_receive != NULL) {
 			bool transient = from == DM_SLOT_NONE &&
 			    dm_roster_add_member(e, peer, "", m->incarnation, false) == 0;
 			if (transient)
 				from = dm_roster_find(e, peer, strlen(peer));
 			if (from == DM_SLOT_NONE)
 				return 0;
-			r = e->algo->receive(e, dm_table_lock_find(e, m->lock, m->lock_len), from, m);
+			r = roster_lock ? e->algo->receive(e, dm_table_lock_find(e, m->lock,
+			    m->lock_len), from, m) : e->algo->joining_receive(e, from, m);
 			if (transient)
 				dm_roster_erase_quiet(e, from);
 			return r;
@@ -390,8 +423,9 @@ engine_receive(struct dm_engine *e, const char *peer, const struct dm_msg *m)
 		return 0;
 	if (from == DM_SLOT_NONE || from == e->self)
 		return dm_roster_receive(e, from, peer, m);	/* tells it to rejoin */
-	dm_membership_heard(e, from);
-	if (e->nodes[from].incarnation == 0)
+	if (!e->rx_other_incarnation)
+		dm_membership_heard(e, from);	/* (news about the listed incarnation only) */
+	if (e->nodes[from].incarnation == 0 && !e->nodes[from].condemned)
 		e->nodes[from].incarnation = m->incarnation;
 	dm_token_observe(e, m->token);
 	if (m->epoch > e->epoch)
@@ -451,6 +485,7 @@ dm_engine_step(struct dm_engine *e, const struct dm_event *ev, dm_effect_fn *emi
 	e->emit_ctx = ctx;
 	if (!e->started) {
 		e->started = true;
+		e->incarnation_since = e->now;
 		dm_roster_start(e);
 	}
 	run_timers(e);

@@ -233,6 +233,17 @@ typedef void dm_lock_visit_fn(void *ctx, const char *lock, uint64_t handle,
     enum dm_mode mode, bool granted, uint64_t token, dm_msec_t since);
 void dm_engine_visit_local_locks(const struct dm_engine *engine, dm_lock_visit_fn *fn, void *ctx);
 
+/* The algorithm's own view, for status output: fn(ctx, NULL, text) for
+ * the node (election, coordinator, epoch), then fn(ctx, lock, text) for
+ * each lock with state on this node (where its token is, ...).  text is
+ * space-separated key=value words, at most DM_DESCRIBE_WORDS_MAX of them,
+ * values without spaces.  Algorithms with nothing to say produce nothing. */
+#define DM_DESCRIBE_MAX		256
+#define DM_DESCRIBE_WORDS_MAX	10
+typedef void dm_algo_state_visit_fn(void *ctx, const char *lock, const char *text);
+void dm_engine_visit_algorithm_state(const struct dm_engine *engine,
+    dm_algo_state_visit_fn *fn, void *ctx);
+
 /* What the configured algorithm can do (same bits as dm_algorithm.h's
  * DM_CAP_*), for status output. */
 #define DM_ENGINE_CAP_SHARED		(1u << 0)	/* shared (reader) mode */

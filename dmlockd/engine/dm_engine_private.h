@@ -99,11 +99,20 @@ struct dm_node {
 	bool		 link_up;
 	bool		 departing;	/* LEAVE received / removal in progress */
 	bool		 condemned;	/* restarted: old incarnation gets no more lease acks */
+	/* Joining only: the entry came from the sponsor's roster snapshot, or
+	 * from a NODE_ADD that may be newer than the snapshot. */
+	bool		 from_snapshot;
+	bool		 via_add;
+	/* The sponsor whose NODE_ADD (serial) we took last for this entry:
+	 * only it may cancel the add (NODE_FAILED arg 1). */
+	dm_slot_t	 added_by;
+	uint64_t	 added_serial;
 	/* The removal vote of this member (as prober) that we agreed to: the
 	 * subject gets no lease acks from us until the prober aborts the vote,
 	 * the subject is erased, or the prober leaves the roster. */
 	dm_slot_t	 joined_vote_subject;
 	uint64_t	 joined_vote_serial;
+	dm_msec_t	 joined_vote_at;	/* when we agreed (we let that vote finish) */
 	uint8_t		 name_len;
 	char		 name[DM_NODE_NAME_MAX + 1];
 	char		 address[DM_ADDRESS_MAX + 1];
@@ -116,6 +125,7 @@ struct dm_node {
 #define DM_HEARTBEATS_INFLIGHT	16
 struct dm_heartbeat {
 	uint64_t	serial;
+	uint64_t	epoch;		/* our epoch when the round went out */
 	dm_msec_t	sent_at;
 	uint16_t	acks;
 	uint8_t		acked[DM_NODES_MAX / 8];
@@ -159,6 +169,9 @@ struct dm_engine {
 	/* Last time a step arrived more than T_fail after a due timer: this
 	 * node was frozen (or starved) and may have been removed meanwhile. */
 	dm_msec_t	 resumed_at;
+	/* When this incarnation began (first step, or an internal restart):
+	 * every lease ack of an earlier incarnation was sent before then. */
+	dm_msec_t	 incarnation_since;
 	dm_effect_fn	*emit;
 	void		*emit_ctx;
 	bool		 started;
@@ -204,9 +217,14 @@ struct dm_engine {
 
 	/* Leases (majority policy). */
 	dm_msec_t	 lease_until;
+	/* Epoch of the latest round a majority acknowledged: new grants need
+	 * it to be the current epoch (see dm_lease_valid()). */
+	uint64_t	 lease_epoch;
 	/* The message being received comes from another incarnation than the
 	 * roster's entry for its sender: it acknowledges no lease of ours. */
 	bool		 rx_other_incarnation;
+	/* Our epoch before the message being received raised it. */
+	uint64_t	 rx_epoch_before;
 	struct dm_timer	 heartbeat_timer;
 	struct dm_timer	 lease_timer;
 	uint64_t	 heartbeat_serial;
@@ -256,6 +274,7 @@ dm_msec_t	 dm_timer_next(const struct dm_engine *e);
 void		 dm_emit(struct dm_engine *e, const struct dm_effect *fx);
 void		 dm_lock_maybe_free(struct dm_engine *e, struct dm_lock *l);
 void		 dm_token_observe(struct dm_engine *e, uint64_t token);
+uint64_t	 dm_msg_sender_incarnation(const struct dm_msg *m);
 bool		 dm_lease_needed(const struct dm_engine *e);
 bool		 dm_lease_valid(const struct dm_engine *e);
 
@@ -300,6 +319,7 @@ int		 dm_membership_receive(struct dm_engine *e, dm_slot_t from, const char *pee
 		    const struct dm_msg *m);
 
 bool		 dm_membership_condemned(const struct dm_engine *e, dm_slot_t slot);
+void		 dm_membership_vote_dropped(struct dm_engine *e);
 void		 dm_membership_heard(struct dm_engine *e, dm_slot_t from);
 
 /* dm_lease.c */

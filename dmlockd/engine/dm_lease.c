@@ -25,10 +25,21 @@ dm_lease_needed(const struct dm_engine *e)
 	    !(e->breakage & DM_BREAK_NO_LEASE);
 }
 
+/*
+ * May a new grant rely on the lease?  Besides running, it must come from a
+ * round sent at our current epoch: the members that acknowledged it know
+ * that epoch, so after a removal a majority knows the new epoch before any
+ * token of it is handed out, and a later removal decided without us (we
+ * may crash right after granting, and lose the epoch) still picks a
+ * higher one.  Seed 3000124/3 (crashes): a member removed a dead entry
+ * at epoch 23, granted at once and crashed; its announcement was lost,
+ * and the survivor later removed at epoch 20 and granted a lower token.
+ * Holders already granted keep being extended by any round.
+ */
 bool
 dm_lease_valid(const struct dm_engine *e)
 {
-	return e->now < e->lease_until;
+	return e->now < e->lease_until && e->lease_epoch >= e->epoch;
 }
 
 /* Open a new lease round sent now. */
@@ -40,6 +51,7 @@ lease_round_open(struct dm_engine *e)
 
 	memset(hb, 0, sizeof(*hb));
 	hb->serial = serial;
+	hb->epoch = e->epoch;
 	hb->sent_at = e->now;
 	hb->acks = 1;	/* self */
 	dm_bit_set(hb->acked, e->self, true);
@@ -59,7 +71,7 @@ dm_lease_round(struct dm_engine *e)
 	 * a little earlier, which is only more conservative). */
 	last = &e->heartbeats[e->heartbeat_serial % DM_HEARTBEATS_INFLIGHT];
 	if (e->heartbeat_serial != 0 && last->serial == e->heartbeat_serial &&
-	    e->now - last->sent_at < e->heartbeat_ms / 4)
+	    e->now - last->sent_at < e->heartbeat_ms / 4 && last->epoch == e->epoch)
 		return last->serial;
 	return lease_round_open(e);
 }
@@ -156,9 +168,13 @@ lease_acked(struct dm_engine *e, dm_slot_t from, uint64_t serial)
 	if ((size_t)hb->acks * 2 <= e->n_nodes)
 		return;
 	until = hb->sent_at + e->lease_ms;
-	if (until <= e->lease_until)
+	if (until <= e->lease_until && hb->epoch <= e->lease_epoch)
 		return;
-	e->lease_until = until;
-	dm_timer_arm(e, &e->lease_timer, until);
+	if (hb->epoch > e->lease_epoch)
+		e->lease_epoch = hb->epoch;
+	if (until > e->lease_until) {
+		e->lease_until = until;
+		dm_timer_arm(e, &e->lease_timer, until);
+	}
 	dm_local_extend_all(e);
 }

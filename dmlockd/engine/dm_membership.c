@@ -68,6 +68,15 @@ set_subject(struct dm_msg *m, const struct dm_node *n)
 	m->incarnation = n->incarnation;
 }
 
+/* Messages about a subject carry the subject's incarnation; the sender's
+ * goes in seq (unused by these kinds), so a receiver can tell a dead
+ * incarnation's delayed NODE_ADD/NODE_FAILED/SUSPECT from its successor's. */
+static void
+set_sender(struct dm_engine *e, struct dm_msg *m)
+{
+	m->seq = e->incarnation;
+}
+
 /* Stop sponsoring a joiner (we leave or restart): refuse it, give the
  * roster lock back. */
 static void
@@ -88,6 +97,9 @@ sponsor_abort(struct dm_engine *e)
 		c->node_len = (uint8_t)strlen(e->joiner);
 		memcpy(c->node, e->joiner, c->node_len + 1u);
 		c->incarnation = e->joiner_incarnation;
+		c->arg = 1;			/* a cancel: only of our own add */
+		c->serial = e->join_serial;
+		set_sender(e, c);
 		broadcast(e, c);
 	}
 	r = dm_msg_begin(e, DM_MSG_JOIN_REFUSED, NULL);
@@ -140,9 +152,22 @@ announce_failure_at(struct dm_engine *e, dm_slot_t slot, uint64_t epoch)
 		e->promised_epoch = e->epoch;
 	m = dm_msg_begin(e, DM_MSG_NODE_FAILED, NULL);
 	set_subject(m, &e->nodes[slot]);
+	set_sender(e, m);
 	dm_log(e, DM_LOG_WARNING, "member failed: removing it", NULL, slot);
 	e->nodes[slot].departing = true;
 	broadcast(e, m);
+	if (e->sponsoring && strcmp(e->nodes[slot].name, e->joiner) == 0) {
+		/* We remove an entry under the name we are adding: members that
+		 * took our NODE_ADD may erase the new entry with it, and a
+		 * finished join would then be a member here only (2975/8,
+		 * pause).  Give the join up (cancelling our NODE_ADD once the
+		 * name is out of our roster); the joiner retries. */
+		e->sponsoring = false;	/* (no finish from the erase) */
+		dm_roster_erase(e, slot);
+		e->sponsoring = true;
+		sponsor_abort(e);
+		return;
+	}
 	dm_roster_erase(e, slot);
 }
 
@@ -169,12 +194,44 @@ dm_roster_suspect(struct dm_engine *e, dm_slot_t slot)
 int
 dm_roster_receive(struct dm_engine *e, dm_slot_t from, const char *peer, const struct dm_msg *m)
 {
+	e->rx_epoch_before = e->epoch;
 	if (e->membership == DM_MEMBER_JOINING && m->epoch > e->epoch)
 		e->epoch = m->epoch;	/* rosters older than this are stale */
+	if (from != DM_SLOT_NONE && e->rx_other_incarnation) {
+		/* Another incarnation than the one we list under that name
+		 * (e.g. messages of a dead incarnation, delayed past its
+		 * successor's join): it speaks for no member.  Kinds that a new
+		 * incarnation sends about itself are judged by their handlers;
+		 * a REJOIN from it is news (its epoch tells whether it is stale:
+		 * seed 715/4), and an abort can only release a vote.
+		 * Seed 1715/4 (pause): a removed sponsor's NODE_ADD and its
+		 * cancel, delayed past the joiner's join through another member
+		 * and the sponsor's own rejoin, erased the live joiner. */
+		switch (m->kind) {
+		case DM_MSG_HEARTBEAT_ACK:
+			return 0;	/* (acknowledges no lease of ours) */
+		case DM_MSG_LEAVE:
+		case DM_MSG_LEAVE_ACK:
+		case DM_MSG_NODE_ADD:
+		case DM_MSG_NODE_FAILED:
+		case DM_MSG_SUSPECT:
+			from = DM_SLOT_NONE;
+			break;
+		default:
+			break;
+		}
+	}
 	if (from != DM_SLOT_NONE && from != e->self) {
-		if (e->nodes[from].incarnation == 0 && m->kind != DM_MSG_JOIN)
-			e->nodes[from].incarnation = m->incarnation;
-		dm_membership_heard(e, from);
+		/* (Learn a static peer's incarnation from the sender's own,
+		 * never from a subject's.) */
+		if (e->nodes[from].incarnation == 0 && m->kind != DM_MSG_JOIN &&
+		    !e->nodes[from].condemned)
+			e->nodes[from].incarnation = dm_msg_sender_incarnation(m);
+		/* Only the incarnation we list is news about that entry: a new
+		 * incarnation's JOIN or vote says the listed one is gone. */
+		if (!e->rx_other_incarnation &&
+		    (m->kind != DM_MSG_JOIN || e->nodes[from].incarnation == m->incarnation))
+			dm_membership_heard(e, from);	/* (a JOIN is a new process) */
 		dm_token_observe(e, m->token);
 		if (m->epoch > e->epoch)
 			e->epoch = m->epoch;
@@ -241,6 +298,14 @@ dm_membership_vote_start(struct dm_engine *e, dm_slot_t slot)
 		return;	/* one removal at a time; the next probe round asks again */
 	if (!silent_long_enough(e, slot))
 		return;
+	/* We agreed to another prober's vote on this subject a moment ago:
+	 * let it finish, or two probers outbid each other's ballots for
+	 * ever (seed 8000988/8). */
+	for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
+	    j = dm_roster_next(e, j))
+		if (j != e->self && e->nodes[j].joined_vote_subject == slot &&
+		    e->now < e->nodes[j].joined_vote_at + 2 * e->probe_timeout_ms)
+			return;
 	e->vote_subject = slot;	/* from now on: no lease acks for it */
 	e->vote_serial++;
 	/* Our own ballot: promise it ourselves, so we never agree to another
@@ -252,11 +317,19 @@ dm_membership_vote_start(struct dm_engine *e, dm_slot_t slot)
 	dm_bit_set(e->voted, e->self, true);
 	m = dm_msg_begin(e, DM_MSG_SUSPECT, NULL);
 	set_subject(m, &e->nodes[slot]);
+	set_sender(e, m);
+	/* mode 1: the subject restarted (its new incarnation's JOIN reached
+	 * us), not merely silent. */
+	m->mode = e->nodes[slot].condemned ? 1 : 0;
 	m->serial = e->vote_serial;
 	m->arg = e->vote_epoch;
+	/* A restarted (condemned) subject is asked too: its new incarnation
+	 * votes for its old slot (see on_suspect), so a two-member roster,
+	 * or one where several members restarted, can still remove the dead
+	 * entries by majority. */
 	for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
 	    j = dm_roster_next(e, j))
-		if (j != slot)
+		if (j != slot || e->nodes[slot].condemned)
 			dm_send(e, j, m);
 	vote_check(e);
 }
@@ -275,8 +348,20 @@ vote_abandon(struct dm_engine *e)
 	broadcast(e, m);
 }
 
+/* Is peer the sponsor we ask now or one of the candidates we try in turn? */
+static bool
+is_sponsor_candidate(const struct dm_engine *e, const char *peer)
+{
+	if (strcmp(peer, e->sponsor) == 0)
+		return true;
+	for (size_t i = 0; i < e->n_sponsors; i++)
+		if (strcmp(peer, e->sponsors[i].name) == 0)
+			return true;
+	return false;
+}
+
 static int
-on_suspect(struct dm_engine *e, dm_slot_t from, const struct dm_msg *m)
+on_suspect(struct dm_engine *e, dm_slot_t from, const char *peer, const struct dm_msg *m)
 {
 	/* Majority policy: agree only after T_fail without a word from the
 	 * suspect, and from then on refuse its heartbeats. */
@@ -284,11 +369,62 @@ on_suspect(struct dm_engine *e, dm_slot_t from, const struct dm_msg *m)
 	bool agree = s == DM_SLOT_NONE || (s != e->self && silent_long_enough(e, s));
 	struct dm_msg *v;
 
-	/* About an incarnation we have already replaced: that one is gone. */
-	if (s != DM_SLOT_NONE && s != e->self && m->incarnation != 0 &&
-	    e->nodes[s].incarnation != 0 && m->incarnation != e->nodes[s].incarnation)
+	/* About an incarnation we have already replaced: that one is gone
+	 * (and our entry, the live one, is not what the vote is about). */
+	bool replaced = s != DM_SLOT_NONE && s != e->self && m->incarnation != 0 &&
+	    e->nodes[s].incarnation != 0 && m->incarnation != e->nodes[s].incarnation;
+	if (replaced)
 		agree = true;
 
+	bool member = e->membership == DM_MEMBER_ACTIVE || e->membership == DM_MEMBER_SYNCING ||
+	    e->membership == DM_MEMBER_LEAVING;
+
+	if (s == e->self || !member) {
+		/* The prober lists an earlier incarnation of ours (we restarted,
+		 * or we were removed and are rejoining) and we vote for that
+		 * slot, under the same ballot rule; it counts our vote only if
+		 * it knows we restarted (see on_suspect_vote).
+		 *  - About ourselves: yes if the listed incarnation is another
+		 *    (gone) one.
+		 *  - About another node (only while not a member), and only if
+		 *    that node restarted too (mode 1): our roster is gone or
+		 *    provisional, so we cannot judge anyone's silence; what we
+		 *    can promise is that no lease ack of ours is younger than
+		 *    T_fail (every ack of an earlier incarnation was sent before
+		 *    this one began).  Without this a roster whose other
+		 *    members all restarted could never remove anyone (e.g.
+		 *    seeds 3/4 and 2588/5, crashes alone).  Never about a live
+		 *    node: our old incarnation may have agreed to remove the
+		 *    prober, and we do not remember (seed 2090/3: a node cut
+		 *    off and removed gathered such a vote against a live member
+		 *    and formed a second cluster).
+		 * Only to the cluster we belong to or are joining (a member,
+		 * or a sponsor we ask: we rotate through the candidates, so the
+		 * one asked at this instant would be too few when most members
+		 * restarted, seed 119/8): seed 2147/4, a node removed while
+		 * paused gathered such votes from the restarted members of its
+		 * stale roster (joining elsewhere). */
+		bool ours = member ? from != DM_SLOT_NONE : is_sponsor_candidate(e, peer);
+		if (s == e->self)
+			/* (0: the prober never heard the listed one; whatever
+			 * ran under our name before this process is gone.) */
+			agree = m->incarnation != e->incarnation;
+		else
+			agree = m->mode == 1 && e->now >= e->incarnation_since + fail_silence(e);
+		if (!ours || m->arg <= e->epoch || m->arg <= e->promised_epoch)
+			agree = false;
+		if (agree) {
+			e->promised_epoch = m->arg;
+			if (e->vote_subject != DM_SLOT_NONE)
+				vote_abandon(e);
+		}
+		v = dm_msg_begin(e, DM_MSG_SUSPECT_VOTE, NULL);
+		v->serial = m->serial;
+		v->arg = agree ? 1 : 0;
+		v->seq = e->epoch > e->promised_epoch ? e->epoch : e->promised_epoch;
+		send_to_name(e, peer, v);
+		return 0;
+	}
 	if (from == DM_SLOT_NONE)
 		return 0;
 	/* Ballot: agree only to an epoch above all we have seen or promised;
@@ -301,18 +437,35 @@ on_suspect(struct dm_engine *e, dm_slot_t from, const struct dm_msg *m)
 	    dm_roster_compare(e, from, e->self) > 0;
 	if ((m->arg <= e->epoch || m->arg <= e->promised_epoch) && !tie)
 		agree = false;
+	/* Never help a node remove others while we stand by a vote to
+	 * remove it (ours or another prober's): the two removals could each
+	 * reach a majority through us and split the roster in two clusters
+	 * (seed 1810/3: n2 agreed that n1 remove the partitioned n0, then,
+	 * before n1's announcement reached it, that n0 remove n1).  Not a
+	 * ballot refusal: the prober must not retry at once (seq 0). */
+	bool veto = e->vote_subject == from;
+	for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
+	    j = dm_roster_next(e, j))
+		if (j != from && e->nodes[j].joined_vote_subject == from)
+			veto = true;
+	if (veto)
+		agree = false;
 	if (agree) {
 		e->promised_epoch = m->arg;
 		if (e->vote_subject != DM_SLOT_NONE)
 			vote_abandon(e);	/* ours can no longer win a majority */
 	}
-	/* The prober runs one vote at a time: this one replaces its last. */
-	e->nodes[from].joined_vote_subject = agree ? s : DM_SLOT_NONE;
+	/* The prober runs one vote at a time: this one replaces its last.
+	 * (Never against the live successor of the incarnation voted on:
+	 * seed 230/7, pause: voters refused a rejoined node's lease acks for
+	 * ever, so it held permission without a lease and deadlocked.) */
+	e->nodes[from].joined_vote_subject = agree && !replaced ? s : DM_SLOT_NONE;
 	e->nodes[from].joined_vote_serial = m->serial;
+	e->nodes[from].joined_vote_at = e->now;
 	v = dm_msg_begin(e, DM_MSG_SUSPECT_VOTE, NULL);
 	v->serial = m->serial;
 	v->arg = agree ? 1 : 0;
-	v->seq = e->epoch > e->promised_epoch ? e->epoch : e->promised_epoch;
+	v->seq = veto ? 0 : e->epoch > e->promised_epoch ? e->epoch : e->promised_epoch;
 	dm_send(e, from, v);
 	return 0;
 }
@@ -323,6 +476,16 @@ on_suspect_abort(struct dm_engine *e, dm_slot_t from, const struct dm_msg *m)
 	if (from != DM_SLOT_NONE && e->nodes[from].joined_vote_serial == m->serial)
 		e->nodes[from].joined_vote_subject = DM_SLOT_NONE;
 	return 0;
+}
+
+/* Our running vote's subject left the roster without our commit (another
+ * removal, a leave, a replacement by a new incarnation): release the
+ * voters that agreed, or they would refuse lease acks to whatever takes
+ * that name or slot next. */
+void
+dm_membership_vote_dropped(struct dm_engine *e)
+{
+	vote_abandon(e);
 }
 
 /* Has this node promised not to extend slot's lease? */
@@ -368,6 +531,14 @@ on_suspect_vote(struct dm_engine *e, dm_slot_t from, const struct dm_msg *m)
 {
 	if (from == DM_SLOT_NONE || m->serial != e->vote_serial ||
 	    e->vote_subject == DM_SLOT_NONE || dm_bit_get(e->voted, from))
+		return 0;
+	/* A slot votes through a new incarnation only if we know it
+	 * restarted (condemned at its JOIN: for the subject, T_fail + D_lock
+	 * before the vote, so its old lease has run out).  The listed
+	 * incarnation of the subject never votes for its own removal. */
+	if (e->rx_other_incarnation && !e->nodes[from].condemned)
+		return 0;
+	if (from == e->vote_subject && !e->rx_other_incarnation)
 		return 0;
 	if (m->arg != 1) {
 		/* Refused because our ballot is too low?  Ask again above it
@@ -423,6 +594,7 @@ restart_and_rejoin(struct dm_engine *e, const char *told_by)
 	 * shell's numbering of daemon starts (1, 2, 3... or a clock). */
 	e->incarnation += (uint64_t)1 << 48;
 	e->nodes[e->self].incarnation = e->incarnation;
+	e->incarnation_since = e->now;
 	e->vote_subject = DM_SLOT_NONE;
 	dm_timer_stop(e, &e->heartbeat_timer);
 	dm_timer_stop(e, &e->lease_timer);
@@ -438,6 +610,35 @@ on_node_failed(struct dm_engine *e, dm_slot_t from, const char *peer, const stru
 	 *  erased from the NAMES array." */
 	dm_slot_t s = dm_roster_find(e, m->node, m->node_len);
 
+	/* The prober whose vote on s we joined announces its outcome: that
+	 * vote is over, whatever we make of the announcement below (erase s,
+	 * give up sponsoring it, or ignore it as about an incarnation we no
+	 * longer list, or as superseded).  Left standing, it denied lease acks
+	 * to s's live entry for ever (hierarchical seed 181/6, pause: the
+	 * rejoined node became system coordinator, granted its own group, and
+	 * never got a lease). */
+	if (from != DM_SLOT_NONE && s != DM_SLOT_NONE && e->nodes[from].joined_vote_subject == s)
+		e->nodes[from].joined_vote_subject = DM_SLOT_NONE;
+	if (s != DM_SLOT_NONE && from == DM_SLOT_NONE && e->membership == DM_MEMBER_JOINING &&
+	    e->nodes[s].via_add && m->incarnation == e->nodes[s].incarnation) {
+		/* A NODE_ADD we took while joining was cancelled (its sponsor
+		 * gave up) or the node failed since. */
+		dm_roster_erase(e, s);
+		return 0;
+	}
+	if (from != DM_SLOT_NONE && e->sponsoring && strcmp(m->node, e->joiner) == 0 &&
+	    m->incarnation == e->joiner_incarnation && m->arg != 1 &&
+	    m->epoch >= e->rx_epoch_before) {
+		/* The members removed the joiner we are adding (our NODE_ADD
+		 * made it a member there, and it stays silent until its roster
+		 * arrives): finishing would make it a member here only.  Seed
+		 * 1556/5: that joiner then granted beside the others with a
+		 * repeated fencing token.  It retries its JOIN.  (Asking every
+		 * member to add it again instead helped Maekawa under pauses
+		 * but broke Naimi-Trehel seeds: NOTES.md, round 4.) */
+		sponsor_abort(e);
+		return 0;
+	}
 	if (from == DM_SLOT_NONE || s == DM_SLOT_NONE)
 		return 0;
 	if (s == e->self) {
@@ -451,6 +652,21 @@ on_node_failed(struct dm_engine *e, dm_slot_t from, const char *peer, const stru
 	if (m->incarnation != 0 && e->nodes[s].incarnation != 0 &&
 	    m->incarnation != e->nodes[s].incarnation)
 		return 0;	/* about an older incarnation already gone */
+	if (m->arg != 1 && m->epoch < e->rx_epoch_before)
+		/* Decided at an epoch older than one we know: a later removal
+		 * (ballot) superseded it, and the voters of this one may have
+		 * been released since (e.g. its prober was removed), so the
+		 * subject may hold a fresh lease.  Seed 2398/7 (pause): a
+		 * prober frozen right after its vote completed announced on
+		 * resuming, two epochs late; members erased a live holder. */
+		return 0;
+	if (m->arg == 1 && (e->nodes[s].added_by != from || e->nodes[s].added_serial != m->serial))
+		/* A sponsor cancels its NODE_ADD, but our entry came from
+		 * another add (or our roster): the node joined through another
+		 * sponsor since.  Seed 1715/4 (pause): a removed sponsor's
+		 * cancel, delayed past the joiner's join through another
+		 * member, erased the live joiner. */
+		return 0;
 	dm_log(e, DM_LOG_WARNING, "member removed by a failure announcement", NULL, s);
 	dm_roster_erase(e, s);
 	return 0;
@@ -605,13 +821,17 @@ restart_timer_fired(struct dm_engine *e)
 			 * nothing alone for T_fail (seed 3000358/3). */
 			at = e->resumed_at + fail_silence(e);
 		} else if (at <= e->now) {
-			/* (Not a majority vote: the old incarnation is dead, and a
-			 * vote could not complete where the other members heard
-			 * from the new one.  Its epoch is above every epoch we
-			 * promised, but not agreed: see NOTES.md, Known limits.) */
+			/* A majority vote like any removal (the new incarnation
+			 * votes for its old slot): a removal decided here alone
+			 * took an epoch nobody had promised, and two members
+			 * removing the same old incarnation (or a later vote)
+			 * could pick the same epoch: a repeated fencing token
+			 * (seed 8000988/8).  Asked again until erased. */
 			if (e->membership == DM_MEMBER_ACTIVE)
-				announce_failure(e, j);
-			continue;
+				dm_membership_vote_start(e, j);
+			if (!e->nodes[j].used)
+				continue;
+			at = e->now + e->probe_timeout_ms;
 		}
 		if (next == 0 || at < next)
 			next = at;
@@ -806,6 +1026,7 @@ sponsor_broadcast_add(struct dm_engine *e)
 	memcpy(m->address, e->joiner_address, m->address_len + 1u);
 	m->incarnation = e->joiner_incarnation;
 	m->serial = e->join_serial;
+	set_sender(e, m);
 	for (size_t j = 0; j < DM_NODES_MAX; j++)
 		if (dm_bit_get(e->ack_waiting, j))
 			dm_send(e, (dm_slot_t)j, m);
@@ -858,6 +1079,7 @@ lease_on_growth(struct dm_engine *e)
 	    (e->breakage & DM_BREAK_NO_LEASE) || e->lease_until >= e->now + e->lease_ms)
 		return;
 	e->lease_until = e->now + e->lease_ms;
+	e->lease_epoch = e->epoch;
 	dm_timer_arm(e, &e->lease_timer, e->lease_until);
 	dm_local_extend_all(e);
 	dm_lease_activity(e);
@@ -897,6 +1119,16 @@ on_join(struct dm_engine *e, dm_slot_t from, const char *peer, const struct dm_m
 	    (e->sponsoring && strcmp(e->joiner, peer) != 0)) {
 		r = dm_msg_begin(e, DM_MSG_JOIN_REFUSED, NULL);
 		r->arg = EAGAIN;
+		if (e->membership != DM_MEMBER_ACTIVE && e->sponsor[0] != '\0' &&
+		    strcmp(e->sponsor, peer) != 0) {
+			/* Not a member (we are joining too, e.g. we restarted):
+			 * point at the sponsor we ask, or joiners that only know
+			 * us wait on each other for ever (seed 798/7, crashes). */
+			r->node_len = (uint8_t)strlen(e->sponsor);
+			memcpy(r->node, e->sponsor, r->node_len + 1u);
+			r->address_len = (uint8_t)strlen(e->sponsor_address);
+			memcpy(r->address, e->sponsor_address, r->address_len + 1u);
+		}
 		send_to_name(e, peer, r);
 		return 0;
 	}
@@ -945,6 +1177,17 @@ on_node_add(struct dm_engine *e, dm_slot_t from, const char *peer, const struct 
 
 	if (m->node_len == 0)
 		return -EPROTO;
+	if (m->epoch < e->rx_epoch_before) {
+		/* The sponsor's roster is older than a removal we know of (e.g.
+		 * a removed sponsor's NODE_ADD delayed by a pause: RCV-E2, rcv
+		 * seed 190/7).  Not applied and not acknowledged; the answer
+		 * (serial 0) carries our epoch, so a live sponsor catches up
+		 * and its retry is taken. */
+		struct dm_msg *nack = dm_msg_begin(e, DM_MSG_NODE_ADD_ACK, NULL);
+		nack->serial = 0;
+		send_to_name(e, peer, nack);
+		return 0;
+	}
 	if (strcmp(m->node, e->nodes[e->self].name) != 0) {
 		dm_slot_t old = dm_roster_find(e, m->node, m->node_len);
 
@@ -965,6 +1208,15 @@ on_node_add(struct dm_engine *e, dm_slot_t from, const char *peer, const struct 
 		r = dm_roster_add_member(e, m->node, m->address, m->incarnation, true);
 		if (r < 0 && r != -EEXIST)
 			return r;
+		dm_slot_t added = dm_roster_find(e, m->node, m->node_len);
+		if (added != DM_SLOT_NONE && e->nodes[added].incarnation == m->incarnation) {
+			/* The latest add of this incarnation; only its sponsor
+			 * may cancel it. */
+			e->nodes[added].added_by = from;
+			e->nodes[added].added_serial = m->serial;
+			if (r == 0 && e->membership == DM_MEMBER_JOINING)
+				e->nodes[added].via_add = true;	/* newer than the snapshot */
+		}
 	}
 	{
 		struct dm_msg *ack = dm_msg_begin(e, DM_MSG_NODE_ADD_ACK, NULL);
@@ -986,6 +1238,17 @@ on_node_add_ack(struct dm_engine *e, dm_slot_t from, const struct dm_msg *m)
 	return 0;
 }
 
+/* Joining: entries taken from the sponsor's roster snapshot so far. */
+static size_t
+snapshot_count(const struct dm_engine *e)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < DM_NODES_MAX; i++)
+		n += e->nodes[i].used && e->nodes[i].from_snapshot;
+	return n;
+}
+
 /* Roster messages are taken from the sponsor asked last, or from an earlier
  * candidate that is answering an earlier JOIN (it becomes the sponsor). */
 static bool
@@ -995,7 +1258,7 @@ roster_from_sponsor(struct dm_engine *e, const char *peer)
 		return true;
 	for (size_t i = 0; i < e->n_sponsors; i++)
 		if (strcmp(peer, e->sponsors[i].name) == 0) {
-			if (dm_roster_size(e) > 1)
+			if (snapshot_count(e) > 0)
 				return false;	/* already taking another sponsor's roster */
 			memcpy(e->sponsor, e->sponsors[i].name, sizeof(e->sponsor));
 			memcpy(e->sponsor_address, e->sponsors[i].address,
@@ -1020,10 +1283,16 @@ on_roster_entry(struct dm_engine *e, const char *peer, const struct dm_msg *m)
 		return 0;
 	s = dm_roster_find(e, m->node, m->node_len);
 	if (s != DM_SLOT_NONE) {
-		/* Known provisionally (it talked to us first): complete it. */
+		/* Known provisionally (it talked to us first), or from a
+		 * NODE_ADD: complete it.  The snapshot's incarnation wins
+		 * (nothing says which of two incarnations is newer, and the
+		 * snapshot is what every member acknowledged). */
 		bool had_address = e->nodes[s].address[0] != '\0';
 		memcpy(e->nodes[s].address, m->address, m->address_len + 1u);
+		if (e->nodes[s].incarnation != m->incarnation)
+			e->nodes[s].via_add = false;
 		e->nodes[s].incarnation = m->incarnation;
+		e->nodes[s].from_snapshot = true;
 		if (!had_address && m->address_len > 0) {
 			struct dm_effect fx = { .type = DM_FX_PEER_ADD,
 			    .u.peer = { .name = e->nodes[s].name, .address = e->nodes[s].address } };
@@ -1031,8 +1300,12 @@ on_roster_entry(struct dm_engine *e, const char *peer, const struct dm_msg *m)
 		}
 		return 0;
 	}
-	return dm_roster_add_member(e, m->node, m->address, m->incarnation, true) == -ENOSPC ?
-	    -EPROTO : 0;
+	if (dm_roster_add_member(e, m->node, m->address, m->incarnation, true) == -ENOSPC)
+		return -EPROTO;
+	s = dm_roster_find(e, m->node, m->node_len);
+	if (s != DM_SLOT_NONE)
+		e->nodes[s].from_snapshot = true;
+	return 0;
 }
 
 static void
@@ -1053,16 +1326,31 @@ on_roster_end(struct dm_engine *e, const char *peer, const struct dm_msg *m)
 	if (e->membership != DM_MEMBER_JOINING || !roster_from_sponsor(e, peer))
 		return 0;
 	if (m->serial != e->incarnation || m->epoch < e->epoch ||
-	    dm_roster_size(e) != m->arg + 1) {
+	    snapshot_count(e) != m->arg) {
 		/* (or some entries were not taken: e.g. they came from a
 		 * candidate before we moved on to another) */
 		/* Meant for an earlier incarnation of ours, or older than a
-		 * removal we have heard of: start over. */
+		 * removal we have heard of: start over, keeping what NODE_ADDs
+		 * told us (their sponsors counted our ack). */
 		for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
-		    j = dm_roster_next(e, j))
-			if (j != e->self)
+		    j = dm_roster_next(e, j)) {
+			if (j == e->self)
+				continue;
+			if (e->nodes[j].via_add)
+				e->nodes[j].from_snapshot = false;
+			else
 				dm_roster_erase(e, j);
+		}
 		return 0;
+	}
+	/* Members added by NODE_ADDs that overtook the snapshot (a sponsor
+	 * that got the roster lock after ours released it) stay: we
+	 * acknowledged them, so their sponsors count on us knowing them
+	 * (PERM-4: dropping them left us answering their requests with
+	 * REJOIN, which they ignore, for ever). */
+	for (size_t j = 0; j < DM_NODES_MAX; j++) {
+		e->nodes[j].from_snapshot = false;
+		e->nodes[j].via_add = false;
 	}
 	e->algo->clock_merge(e, m->seq);
 	if (m->epoch > e->epoch)
@@ -1155,7 +1443,7 @@ dm_membership_receive(struct dm_engine *e, dm_slot_t from, const char *peer,
 	case DM_MSG_LEAVE_ACK:
 		return on_leave_ack(e, from);
 	case DM_MSG_SUSPECT:
-		return on_suspect(e, from, m);
+		return on_suspect(e, from, peer, m);
 	case DM_MSG_SUSPECT_VOTE:
 		return on_suspect_vote(e, from, m);
 	case DM_MSG_SUSPECT_ABORT:

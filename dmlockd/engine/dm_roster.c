@@ -36,6 +36,7 @@ roster_add(struct dm_engine *e, const char *name, const char *address, uint64_t 
 	n->incarnation = incarnation;
 	n->last_heard = e->now;
 	n->joined_vote_subject = DM_SLOT_NONE;
+	n->added_by = DM_SLOT_NONE;
 	e->n_nodes++;
 	if (ret != NULL)
 		*ret = free_slot;
@@ -95,10 +96,17 @@ dm_roster_erase(struct dm_engine *e, dm_slot_t slot)
 		dm_bit_set(e->ack_waiting, slot, false);
 		e->ack_waiting_n--;
 	}
+	/* Its acks no longer count towards a majority of the smaller roster
+	 * (the bit AND the count: seed 1862/7, pause, a removed node renewed
+	 * its lease with the count of an erased member's ack and granted with
+	 * a stale fencing token). */
 	for (size_t i = 0; i < DM_HEARTBEATS_INFLIGHT; i++)
-		dm_bit_set(e->heartbeats[i].acked, slot, false);
+		if (dm_bit_get(e->heartbeats[i].acked, slot)) {
+			dm_bit_set(e->heartbeats[i].acked, slot, false);
+			e->heartbeats[i].acks--;
+		}
 	if (e->vote_subject == slot)
-		e->vote_subject = DM_SLOT_NONE;
+		dm_membership_vote_dropped(e);
 	for (size_t i = 0; i < DM_NODES_MAX; i++)
 		if (e->nodes[i].used && e->nodes[i].joined_vote_subject == slot)
 			e->nodes[i].joined_vote_subject = DM_SLOT_NONE;
@@ -234,6 +242,21 @@ const char *
 dm_roster_name(const struct dm_engine *e, dm_slot_t slot)
 {
 	return slot < DM_NODES_MAX && e->nodes[slot].used ? e->nodes[slot].name : NULL;
+}
+
+bool
+dm_roster_joined(const struct dm_engine *e)
+{
+	return e->membership != DM_MEMBER_JOINING && e->membership != DM_MEMBER_RESTARTING &&
+	    e->membership != DM_MEMBER_LEFT;
+}
+
+uint64_t
+dm_roster_incarnation(const struct dm_engine *e, dm_slot_t slot)
+{
+	if (slot == e->self)
+		return e->incarnation;
+	return slot < DM_NODES_MAX && e->nodes[slot].used ? e->nodes[slot].incarnation : 0;
 }
 
 bool

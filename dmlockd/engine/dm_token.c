@@ -132,6 +132,17 @@ dm_token_enter(struct dm_engine *e, struct dm_lock *l)
 	dm_lock_permitted(e, l);
 }
 
+void
+dm_token_arrived(struct dm_engine *e, struct dm_lock *l)
+{
+	struct dm_tlock *t = dm_lock_state(l);
+
+	if (t->wanting)
+		dm_token_enter(e, l);
+	else
+		dm_token_node(e)->ops->pass(e, l);
+}
+
 /* The node may act in its epoch: ask for the token now. */
 static void
 ask_now(struct dm_engine *e, struct dm_lock *l, struct dm_tlock *t)
@@ -335,9 +346,14 @@ dm_token_receive(struct dm_engine *e, struct dm_lock *l, dm_slot_t from, const s
 	}
 	if (l != NULL)
 		(void)dm_token_lock(e, l);
-	if (m->kind == DM_TK_RETURN)
+	switch (m->kind) {
+	case DM_TK_REQUEST:
+		return tn->ops->on_request(e, l, from, m);
+	case DM_TK_TOKEN:
+		return tn->ops->on_token(e, l, from, m);
+	default:
 		return on_return(e, l, from);
-	return tn->ops->receive(e, l, from, m);
+	}
 }
 
 void
@@ -353,9 +369,12 @@ dm_token_timer(struct dm_engine *e, struct dm_lock *l)
 	t = dm_token_lock(e, l);
 	if (!t->wanting || t->in_cs)
 		return;
-	/* Waited T_fail: the token or our request may be lost. */
+	/* Waited T_fail: the token or our request may be lost.  Not while an
+	 * election runs or we await New_State: it has its own timers, and a
+	 * second election would refuse the first one's Set_Coordinator. */
 	watchdog(e, l, t);
-	dm_election_start(e, &tn->el, "a token is overdue");
+	if (tn->el.status == DM_EL_NORMAL)
+		dm_election_start(e, &tn->el, "a token is overdue");
 }
 
 void
@@ -398,4 +417,51 @@ dm_token_clock_merge(struct dm_engine *e, uint64_t seq)
 
 	if (seq > el->k_seen)
 		el->k_seen = seq;
+}
+
+int
+dm_token_joining_receive(struct dm_engine *e, dm_slot_t from, const struct dm_msg *m)
+{
+	/* Not a member yet: answer elections passively; tokens and requests of
+	 * the cluster's epochs are none of ours. */
+	return dm_election_joining_receive(e, &dm_token_node(e)->el, from, m);
+}
+
+/* --- Status --- */
+
+size_t
+dm_token_describe_node(const struct dm_engine *e, char *buf, size_t size)
+{
+	const struct dm_token_node *tn = dm_token_node_const(e);
+	size_t len;
+
+	buf[0] = '\0';
+	len = dm_election_describe(e, &tn->el, buf, size, 0);
+	/* Names without state here: their token waits at the coordinator. */
+	return dm_describe_add(buf, size, len, "idle_tokens_at=%s",
+	    tn->el.coord[0] ? tn->el.coord : "-");
+}
+
+size_t
+dm_token_describe_lock(const struct dm_engine *e, const struct dm_lock *l, char *buf,
+    size_t size)
+{
+	const struct dm_token_node *tn = dm_token_node_const(e);
+	const struct dm_tlock *t = dm_lock_state_const(l);
+	size_t len = 0;
+
+	buf[0] = '\0';
+	if (dm_election_is_lock(l) || t->lock == NULL)
+		return 0;
+	if (t->gen != tn->gen)	/* state of an older epoch: the epoch's initial one */
+		return dm_describe_add(buf, size, len, "token=at_coordinator");
+	if (tn->ops->describe != NULL)
+		len = tn->ops->describe(e, l, buf, size, len);
+	if (t->in_cs)
+		len = dm_describe_add(buf, size, len, "in_use");
+	if (t->wanting)
+		len = dm_describe_add(buf, size, len, "wanted");
+	if (t->proxy && t->proxy_for != DM_SLOT_NONE)
+		len = dm_describe_add(buf, size, len, "lent_to=%s", dm_roster_name(e, t->proxy_for));
+	return len;
 }

@@ -15,8 +15,8 @@
  *  - The fencing counter travels in every message (msg.token, filled by the
  *    engine); regenerated tokens are fenced above the old ones by the roster
  *    epoch the engine bumps on a majority-confirmed removal.
- *  - A node waiting longer than T_fail for a token starts an election
- *    (tokens lost in flight are regenerated).
+ *  - A node waiting longer than T_fail for a token starts an election when
+ *    it is Normal (tokens lost in flight are regenerated).
  */
 #ifndef DM_TOKEN_H
 #define DM_TOKEN_H
@@ -56,10 +56,17 @@ struct dm_token_ops {
 	bool	(*others_waiting)(const struct dm_engine *e, const struct dm_lock *l);
 	/* Is the algorithm part in the epoch's initial state? */
 	bool	(*initial)(const struct dm_engine *e, const struct dm_lock *l);
+	/* Optional, for status: the algorithm's words about l's token
+	 * (dm_describe_add), appended to buf of len bytes; the new length. */
+	size_t	(*describe)(const struct dm_engine *e, const struct dm_lock *l, char *buf,
+		    size_t size, size_t len);
 	/* Optional: member slot is being removed. */
 	void	(*forget)(struct dm_engine *e, struct dm_lock *l, dm_slot_t slot);
-	/* The algorithm's messages of the current epoch. */
-	int	(*receive)(struct dm_engine *e, struct dm_lock *l, dm_slot_t from,
+	/* The algorithm's REQUEST and TOKEN of the current epoch (l has its
+	 * common state for this epoch).  Return 0 or -EPROTO. */
+	int	(*on_request)(struct dm_engine *e, struct dm_lock *l, dm_slot_t from,
+		    const struct dm_msg *m);
+	int	(*on_token)(struct dm_engine *e, struct dm_lock *l, dm_slot_t from,
 		    const struct dm_msg *m);
 };
 
@@ -84,6 +91,9 @@ struct dm_msg	*dm_token_msg(struct dm_engine *e, uint8_t kind, const struct dm_l
 struct dm_msg	*dm_token_msg_name(struct dm_engine *e, uint8_t kind, const struct dm_msg *about);
 /* Enter the critical section now (token here and free). */
 void		 dm_token_enter(struct dm_engine *e, struct dm_lock *l);
+/* The token just arrived here: enter if we still want it, else pass it on
+ * (we withdrew meanwhile). */
+void		 dm_token_arrived(struct dm_engine *e, struct dm_lock *l);
 
 /* The struct dm_algorithm functions, shared by the three algorithms. */
 int		 dm_token_node_init(struct dm_engine *e, void *node_state,
@@ -101,5 +111,46 @@ void		 dm_token_peer_gone(struct dm_engine *e, struct dm_lock *l, dm_slot_t slot
 bool		 dm_token_idle(const struct dm_engine *e, const struct dm_lock *l);
 uint64_t	 dm_token_clock_get(const struct dm_engine *e);
 void		 dm_token_clock_merge(struct dm_engine *e, uint64_t seq);
+int		 dm_token_joining_receive(struct dm_engine *e, dm_slot_t from,
+		    const struct dm_msg *m);
+/* Status (dm_algorithm.h describe hooks): the node's election; a lock's
+ * use here (in_use, wanted, lent_to=NODE) and the algorithm's words. */
+size_t		 dm_token_describe_node(const struct dm_engine *e, char *buf, size_t size);
+size_t		 dm_token_describe_lock(const struct dm_engine *e, const struct dm_lock *l,
+		    char *buf, size_t size);
+
+/*
+ * Define a token algorithm: its struct dm_algorithm 'sym' (named
+ * algo_name) runs the dm_token_* functions above over 'ops'; lock_type is
+ * its per-lock state, whose first member is a struct dm_tlock.  Node
+ * state is a struct dm_token_node.  E.g.
+ *	DM_TOKEN_ALGORITHM(dm_algo_raymond, "raymond", struct ry_lock, ry_ops);
+ */
+#define DM_TOKEN_ALGORITHM(sym, algo_name, lock_type, ops)			\
+	static int								\
+	sym##_node_init(struct dm_engine *e, void *node_state)		\
+	{									\
+		return dm_token_node_init(e, node_state, &(ops));		\
+	}									\
+	const struct dm_algorithm sym = {					\
+		.name = algo_name,						\
+		.caps = DM_CAP_SURVIVES_FAILURE,				\
+		.lock_state_size = sizeof(lock_type),				\
+		.node_state_size = sizeof(struct dm_token_node),		\
+		.node_init = sym##_node_init,					\
+		.request = dm_token_request,					\
+		.withdraw = dm_token_withdraw,					\
+		.release = dm_token_release,					\
+		.may_handoff = dm_token_may_handoff,				\
+		.receive = dm_token_receive,					\
+		.timer = dm_token_timer,					\
+		.peer_gone = dm_token_peer_gone,				\
+		.idle = dm_token_idle,						\
+		.clock_get = dm_token_clock_get,				\
+		.clock_merge = dm_token_clock_merge,				\
+		.joining_receive = dm_token_joining_receive,			\
+		.describe_node = dm_token_describe_node,			\
+		.describe_lock = dm_token_describe_lock,			\
+	}
 
 #endif /* DM_TOKEN_H */

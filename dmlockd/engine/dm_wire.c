@@ -229,10 +229,19 @@ dm_msg_kind_name(uint8_t kind)
 		/* relative consensus voting (algo_rcv.h: RCV_MSG_*) */
 		[0xB0] = "RCV_RM", [0xB1] = "RCV_EM", [0xB2] = "RCV_IM", [0xB3] = "RCV_BUSY",
 		[0xB4] = "RCV_PROBE", [0xB5] = "RCV_PROBE_ACK", [0xB6] = "RCV_STALE",
+		[0xB7] = "RCV_ABSENT",
 		/* hierarchical (algo_hierarchical.h: DM_HR_*) */
 		[0xC0] = "NREQUEST", [0xC1] = "GREQUEST", [0xC2] = "GREPLY", [0xC3] = "NREPLY",
 		[0xC4] = "NRELEASE", [0xC5] = "GRELEASE", [0xC6] = "GREQREL", [0xC7] = "NREQREL",
-		[0xC8] = "NBUSY", [0xC9] = "GBUSY",
+		[0xC8] = "NBUSY", [0xC9] = "GBUSY", [0xCA] = "NQUEUED", [0xCB] = "GQUEUED",
+		/* token algorithms (dm_token.h: DM_TK_*) and elections (dm_election.h: DM_EL_*) */
+		[96] = "TK_REQUEST", [97] = "TK_TOKEN", [98] = "TK_RETURN",
+		[112] = "EL_ARE_YOU_UP", [113] = "EL_AYU_ANSWER", [114] = "EL_ENTER_ELECTION",
+		[115] = "EL_EE_ANSWER", [116] = "EL_SET_COORDINATOR", [117] = "EL_HELD",
+		[118] = "EL_SC_ANSWER", [119] = "EL_NEW_STATE", [120] = "EL_NS_ANSWER",
+		[121] = "EL_ARE_YOU_COORD", [122] = "EL_AYC_ANSWER", [123] = "EL_ARE_YOU_THERE",
+		[124] = "EL_AYT_ANSWER", [125] = "EL_INVITATION", [126] = "EL_ACCEPT",
+		[127] = "EL_ACCEPT_ANSWER", [128] = "EL_READY", [129] = "EL_READY_ANSWER",
 	};
 
 	if (kind < sizeof(names) / sizeof(names[0]) && names[kind] != NULL)

@@ -15,6 +15,7 @@ libdmengine_la_SOURCES = \
 	dmlockd/engine/dm_roster.c \
 	dmlockd/engine/dm_membership.c \
 	dmlockd/engine/dm_lease.c \
+	dmlockd/engine/dm_describe.c \
 	dmlockd/engine/algo_ricart.c
 # Per-target flags give the objects their own names (others compile dm_types.c too).
 libdmengine_la_CFLAGS = $(AM_CFLAGS)
@@ -38,6 +39,12 @@ TESTS += tests/unit/check_engine_roster
 tests_unit_check_engine_roster_SOURCES = tests/unit/check_engine_roster.c tests/unit/engine_harness.h
 tests_unit_check_engine_roster_CFLAGS = $(ENGINE_CHECK_CFLAGS)
 tests_unit_check_engine_roster_LDADD = $(ENGINE_CHECK_LDADD)
+check_PROGRAMS += tests/unit/check_engine_membership
+TESTS += tests/unit/check_engine_membership
+tests_unit_check_engine_membership_SOURCES = tests/unit/check_engine_membership.c \
+	tests/unit/engine_harness.h
+tests_unit_check_engine_membership_CFLAGS = $(ENGINE_CHECK_CFLAGS)
+tests_unit_check_engine_membership_LDADD = $(ENGINE_CHECK_LDADD)
 check_PROGRAMS += tests/unit/check_wire tests/unit/check_types
 TESTS += tests/unit/check_wire tests/unit/check_types
 tests_unit_check_wire_SOURCES = tests/unit/check_wire.c

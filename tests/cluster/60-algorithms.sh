@@ -21,6 +21,18 @@ for algorithm in $algorithms; do
 	mutex_load "$TEST_DIR/cs-$algorithm.log" "${CLI_WORKERS:-1}" "${CLI_COUNT:-15}" \
 		"${LIB_WORKERS:-2}" "${LIB_COUNT:-60}"
 	pass "$algorithm: $MUTEX_SECTIONS critical sections on 3 nodes never overlapped"
+	# The algorithm's own view in dmlock status (ALGO lines): algorithms
+	# with an election show it and the coordinator, the lowest name.
+	case $algorithm in
+	suzuki-kasami|raymond|naimi-trehel|hierarchical)
+		status=$(DMLOCK_SOCKET=$(node_sock 2) "$DMLOCK" status --json) || fail "status on node2"
+		grep -qF '"algorithm_state":{"node":{"election":"bully","state":"normal","coordinator":"node1"' \
+			<<<"$status" || fail "$algorithm: no election state in dmlock status: $status"
+		DMLOCK_SOCKET=$(node_sock 2) "$DMLOCK" status | grep -q '^algorithm state:' ||
+			fail "$algorithm: no 'algorithm state' section in dmlock status"
+		pass "$algorithm: dmlock status shows the election and coordinator node1"
+		;;
+	esac
 	stop_cluster
 	for i in 1 2 3; do mv "$(node_log "$i")" "$(node_log "$i").$algorithm"; done
 	rm -rf "$CERTS"

@@ -15,23 +15,19 @@ cluster_tests = \
 	tests/cluster/20-kill-holder-node.sh \
 	tests/cluster/21-freeze-holder-node.sh \
 	tests/cluster/22-freeze-rejoin.sh \
+	tests/cluster/30-sponsor-join.sh \
 	tests/cluster/31-graceful-leave.sh \
 	tests/cluster/40-cron-nonblock.sh \
 	tests/cluster/50-tls-refusals.sh \
 	tests/cluster/51-handshake-mismatch.sh \
-	tests/cluster/60-algorithms.sh
+	tests/cluster/60-algorithms.sh \
+	tests/cluster/61-kill-holder-algorithms.sh
 
 # Tests held back while a known defect makes them fail; run by hand with
-# make check TESTS='$(CLUSTER_PENDING_TESTS)'.
-#  - 30-sponsor-join: passes most runs, but in a race between the joiner's
-#    two crossing links and the sponsor-side member dropping and re-adding
-#    the joiner, the two transport sessions can lose step ("DATA 2 after 0
-#    (gap)" / "claims to have received message 2") and retry forever: the
-#    "forgot our session" signal in peer_link.c (your_incarnation 0 in
-#    HELLO) is sent on a link that then loses the duplicate-link race.
-#    Seen 2 times in about 10 runs, once under ASan.
-CLUSTER_PENDING_TESTS = \
-	tests/cluster/30-sponsor-join.sh
+# make check TESTS='$(CLUSTER_PENDING_TESTS)'.  None at the moment
+# (30-sponsor-join came back once the transport's sessions got record
+# epochs: see peer_session.h).
+CLUSTER_PENDING_TESTS =
 
 TESTS += $(cluster_tests)
 EXTRA_DIST += tests/cluster/lib-cluster.sh tests/cluster/check-mutex.awk \

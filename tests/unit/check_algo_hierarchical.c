@@ -178,6 +178,42 @@ START_TEST(coordinator_removed_while_lock_held)
 }
 END_TEST
 
+START_TEST(silent_coordinator_holding_is_suspected_and_replaced)
+{
+	/* node0, group and system coordinator of a 3-node cluster, holds the
+	 * lock and dies silently (no removal by anyone).  node1 waits: its
+	 * NREQREL retries go unanswered (no NQUEUED), so it suspects node0,
+	 * node2 agrees (silent for T_fail), node0 is removed, an election
+	 * makes node1 coordinator, and node1 is granted with a larger token
+	 * -- not before node0's lease could have run out. */
+	struct h_cluster c;
+	const struct h_fx *g0, *g1;
+
+	hh_init(&c, 3, NULL, 0);
+	h_acquire(&c, 0, 1, "a", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&c);
+	h_advance(&c, c.now + 50);
+	g0 = h_find(&c, DM_FX_GRANT, 1);
+	ck_assert_ptr_nonnull(g0);
+	h_acquire(&c, 1, 2, "a", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&c);
+	/* A long hold by a live coordinator: node1's retries are answered
+	 * NQUEUED, nobody is suspected, node1 keeps waiting. */
+	h_advance(&c, c.now + 60000);
+	ck_assert_ptr_null(h_find(&c, DM_FX_GRANT, 2));
+	ck_assert_ptr_null(h_find(&c, DM_FX_LOST, 1));
+	ck_assert_uint_gt(hh_kind(&c, 0xca), 0);	/* NQUEUED */
+	ck_assert_uint_eq(c.sent_kind[DM_MSG_SUSPECT], 0);	/* no DM_MSG_SUSPECT */
+	c.down[0] = true;
+	h_advance(&c, c.now + 20000);
+	g1 = h_find(&c, DM_FX_GRANT, 2);
+	ck_assert_msg(g1 != NULL, "node1 was never granted after node0 died");
+	ck_assert_uint_gt(g1->token, g0->token);
+	ck_assert_uint_gt(c.sent_kind[DM_MSG_SUSPECT], 0);	/* the removal vote ran */
+	h_fini(&c);
+}
+END_TEST
+
 START_TEST(withdrawn_request_does_not_block)
 {
 	struct h_cluster c;
@@ -216,6 +252,7 @@ main(void)
 	tcase_add_test(tc, group_size_is_configurable);
 	tcase_add_test(tc, coordinator_removed_while_lock_held);
 	tcase_add_test(tc, withdrawn_request_does_not_block);
+	tcase_add_test(tc, silent_coordinator_holding_is_suspected_and_replaced);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -12,26 +12,8 @@ static const char *const algos[] = { "suzuki-kasami", "raymond", "naimi-trehel" 
 static void
 t_init(struct h_cluster *c, int n, const char *algo)
 {
-	struct dm_peer_spec peers[H_NODES];
-	struct dm_engine_config cfg;
-
-	memset(c, 0, sizeof(*c));
-	c->q = calloc(H_QUEUE, sizeof(*c->q));
-	ck_assert_ptr_nonnull(c->q);
-	c->n = n;
-	c->now = 1000;
-	for (int i = 0; i < n; i++) {
-		snprintf(c->names[i], sizeof(c->names[i]), "node%d", i);
-		peers[i].name = c->names[i];
-		peers[i].address = "127.0.0.1:2";
-	}
-	for (int i = 0; i < n; i++) {
-		h_config(&cfg, c->names[i], peers, (size_t)n);
-		cfg.algorithm = algo;
-		ck_assert_int_eq(dm_engine_new(&cfg, &c->e[i]), 0);
-		struct dm_event ev = { .type = DM_EV_TICK };
-		ck_assert_int_eq(h_step(c, i, &ev), 0);
-	}
+	h_init_with(c, n, &(struct dm_engine_config){ .algorithm = algo,
+	    .failure_policy = DM_FAILURE_MAJORITY });
 }
 
 static size_t
@@ -190,6 +172,186 @@ START_TEST(holder_crash_regenerates)
 }
 END_TEST
 
+/* Deliver an election message from peer 'from' to node 'to' directly. */
+static void
+el_inject(struct h_cluster *c, int to, int from, uint8_t kind, uint64_t serial)
+{
+	struct dm_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.kind = kind;
+	m.lock_len = (uint16_t)strlen(DM_ELECTION_LOCK);
+	strcpy(m.lock, DM_ELECTION_LOCK);
+	m.serial = serial;
+	struct dm_event ev = { .type = DM_EV_RECEIVE,
+	    .u.receive = { .peer = c->names[from], .msg = &m } };
+	ck_assert_int_eq(h_step(c, to, &ev), 0);
+}
+
+/* The last message of kind sent by node 'from' still queued, or NULL. */
+static const struct dm_msg *
+last_sent(const struct h_cluster *c, int from, uint8_t kind)
+{
+	const struct dm_msg *found = NULL;
+
+	for (size_t i = c->qhead; i < c->qtail; i++) {
+		const struct h_packet *p = &c->q[i % H_QUEUE];
+		if (p->from == from && p->msg.kind == kind)
+			found = &p->msg;
+	}
+	return found;
+}
+
+START_TEST(waiting_member_accepts_its_leader)
+{
+	/* node1 entered node0's election (WAIT).  A lower member asking it
+	 * AreYouUp (its token is overdue) gets an answer, but node1 must not
+	 * start an election of its own: that would refuse node0's
+	 * Set_Coordinator and restart the winner (a livelock under faults). */
+	struct h_cluster c;
+	const struct dm_msg *a;
+	size_t ayu, ee;
+
+	t_init(&c, 3, algos[_i]);
+	el_inject(&c, 1, 0, DM_EL_ENTER_ELECTION, 5);
+	a = last_sent(&c, 1, DM_EL_EE_ANSWER);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_uint_eq(a->arg, 0);
+	ayu = c.sent_kind[DM_EL_ARE_YOU_UP];
+	ee = c.sent_kind[DM_EL_ENTER_ELECTION];
+	el_inject(&c, 1, 2, DM_EL_ARE_YOU_UP, 6);
+	ck_assert_ptr_nonnull(last_sent(&c, 1, DM_EL_AYU_ANSWER));
+	ck_assert_uint_eq(c.sent_kind[DM_EL_ARE_YOU_UP], ayu);
+	ck_assert_uint_eq(c.sent_kind[DM_EL_ENTER_ELECTION], ee);
+	el_inject(&c, 1, 0, DM_EL_SET_COORDINATOR, 5);
+	a = last_sent(&c, 1, DM_EL_SC_ANSWER);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_uint_eq(a->arg, 0);		/* accepted */
+	h_fini(&c);
+}
+END_TEST
+
+START_TEST(epoch_counter_only_grows)
+{
+	/* A candidate proposing a counter not above the member's epoch is
+	 * told the highest counter seen (EE answer arg 2), and the member
+	 * does not enter that election: an epoch is never reused. */
+	struct h_cluster c;
+	const struct dm_msg *a;
+
+	t_init(&c, 3, algos[_i]);
+	el_inject(&c, 1, 0, DM_EL_ENTER_ELECTION, 1);	/* the current epoch is 1 */
+	a = last_sent(&c, 1, DM_EL_EE_ANSWER);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_uint_eq(a->arg, 2);
+	ck_assert_uint_ge(a->seq, 1);
+	el_inject(&c, 1, 0, DM_EL_SET_COORDINATOR, 1);
+	a = last_sent(&c, 1, DM_EL_SC_ANSWER);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_uint_eq(a->arg, 1);		/* refused: not waiting for it */
+	h_fini(&c);
+}
+END_TEST
+
+START_TEST(candidate_retries_above_a_higher_epoch)
+{
+	/* node0's election runs into a member that saw counter 40: it starts
+	 * again above it, and the cluster settles in an epoch > 40 whose
+	 * regenerated token still grants. */
+	struct h_cluster c;
+	struct dm_msg m;
+	const struct dm_msg *ee;
+
+	t_init(&c, 3, algos[_i]);
+	el_inject(&c, 0, 2, DM_EL_ARE_YOU_UP, 2);	/* node0 holds its own election */
+	ee = last_sent(&c, 0, DM_EL_ENTER_ELECTION);
+	ck_assert_ptr_nonnull(ee);
+	m = *ee;
+	m.kind = DM_EL_EE_ANSWER;
+	m.arg = 2;
+	m.seq = 40;
+	m.lock_len = (uint16_t)strlen(DM_ELECTION_LOCK);
+	struct dm_event ev = { .type = DM_EV_RECEIVE, .u.receive = { .peer = c.names[1], .msg = &m } };
+	ck_assert_int_eq(h_step(&c, 0, &ev), 0);
+	ee = last_sent(&c, 0, DM_EL_ENTER_ELECTION);
+	ck_assert_ptr_nonnull(ee);
+	ck_assert_uint_gt(ee->serial, 40);
+	h_pump(&c);
+	h_advance(&c, c.now + 100);
+	ck_assert_ptr_nonnull(acquire_pumped(&c, 2, 1, "g"));
+	h_fini(&c);
+}
+END_TEST
+
+START_TEST(joining_node_answers_elections_passively)
+{
+	/* A node still JOINING that a member already lists must answer that
+	 * member's election (else the election, the roster lock and the join
+	 * wait on each other), but only passively -- it never leads -- and
+	 * only for its current incarnation (never for a dead predecessor,
+	 * whose removal would be skipped). */
+	struct h_cluster c;
+	struct dm_engine_config cfg;
+	struct dm_peer_spec sp;
+	struct dm_msg m;
+	const struct dm_msg *a;
+	size_t answers, led;
+
+	t_init(&c, 3, algos[_i]);
+	c.n = 4;
+	snprintf(c.names[3], sizeof(c.names[3]), "node%d", 3);
+	sp.name = c.names[0];
+	sp.address = "127.0.0.1:2";
+	h_config(&cfg, c.names[3], NULL, 0);
+	cfg.algorithm = algos[_i];
+	cfg.incarnation = 7;
+	cfg.sponsor = &sp;
+	ck_assert_int_eq(dm_engine_new(&cfg, &c.e[3]), 0);
+	struct dm_event tick = { .type = DM_EV_TICK };
+	ck_assert_int_eq(h_step(&c, 3, &tick), 0);
+
+	memset(&m, 0, sizeof(m));
+	m.kind = DM_EL_ENTER_ELECTION;
+	m.lock_len = (uint16_t)strlen(DM_ELECTION_LOCK);
+	strcpy(m.lock, DM_ELECTION_LOCK);
+	m.serial = 9;
+	m.seq = 7;			/* node0 lists our incarnation 7 */
+	struct dm_event ev = { .type = DM_EV_RECEIVE, .u.receive = { .peer = c.names[0], .msg = &m } };
+	led = c.sent_kind[DM_EL_ENTER_ELECTION] + c.sent_kind[DM_EL_ARE_YOU_UP];
+	ck_assert_int_eq(h_step(&c, 3, &ev), 0);
+	a = last_sent(&c, 3, DM_EL_EE_ANSWER);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_uint_eq(a->arg, 0);
+	ck_assert_uint_eq(a->serial, 9);
+	m.kind = DM_EL_SET_COORDINATOR;
+	ck_assert_int_eq(h_step(&c, 3, &ev), 0);
+	a = last_sent(&c, 3, DM_EL_SC_ANSWER);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_uint_eq(a->arg, DM_EL_ANSWER_JOINING);	/* accepted, nothing held, not working */
+	ck_assert_uint_eq(c.sent_kind[DM_EL_HELD], 0);
+	answers = c.sent_kind[DM_EL_EE_ANSWER] + c.sent_kind[DM_EL_SC_ANSWER] +
+	    c.sent_kind[DM_EL_AYU_ANSWER];
+	m.kind = DM_EL_ENTER_ELECTION;
+	m.seq = 6;			/* counts our dead predecessor */
+	ck_assert_int_eq(h_step(&c, 3, &ev), 0);
+	m.kind = DM_EL_ARE_YOU_UP;	/* silence: nobody waits for us to lead */
+	m.seq = 7;
+	ck_assert_int_eq(h_step(&c, 3, &ev), 0);
+	ck_assert_uint_eq(c.sent_kind[DM_EL_EE_ANSWER] + c.sent_kind[DM_EL_SC_ANSWER] +
+	    c.sent_kind[DM_EL_AYU_ANSWER], answers);
+	ck_assert_uint_eq(c.sent_kind[DM_EL_ENTER_ELECTION] + c.sent_kind[DM_EL_ARE_YOU_UP], led);
+	/* The join completes, and the newcomer's first request goes through
+	 * an election of the full roster. */
+	h_pump(&c);
+	h_advance(&c, c.now + 200);
+	ck_assert(h_ready(&c, 3));
+	ck_assert_ptr_nonnull(acquire_pumped(&c, 3, 1, "j"));
+	h_advance(&c, c.now + 200);
+	ck_assert_ptr_nonnull(h_find(&c, DM_FX_GRANT, 1));
+	h_fini(&c);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -205,6 +367,10 @@ main(void)
 	tcase_add_test(tc, suzuki_kasami_n_messages);
 	tcase_add_loop_test(tc, old_epoch_token_discarded, 0, 3);
 	tcase_add_loop_test(tc, holder_crash_regenerates, 0, 3);
+	tcase_add_loop_test(tc, waiting_member_accepts_its_leader, 0, 3);
+	tcase_add_loop_test(tc, epoch_counter_only_grows, 0, 3);
+	tcase_add_loop_test(tc, candidate_retries_above_a_higher_epoch, 0, 3);
+	tcase_add_loop_test(tc, joining_node_answers_elections_passively, 0, 3);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

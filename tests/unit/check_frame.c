@@ -22,6 +22,8 @@ sample_hello(void)
 	f.u.hello.incarnation = 0x1122334455667788ULL;
 	f.u.hello.your_incarnation = 7;
 	f.u.hello.last_received = 42;
+	f.u.hello.epoch = 3;
+	f.u.hello.your_epoch = 9;
 	strcpy(f.u.hello.name, "node-1.example");
 	strcpy(f.u.hello.cluster, "prod");
 	strcpy(f.u.hello.algorithm, "ricart-agrawala");
@@ -51,6 +53,37 @@ START_TEST(hello_round_trip)
 	ck_assert_str_eq(g.u.hello.name, "node-1.example");
 	ck_assert_str_eq(g.u.hello.cluster, "prod");
 	ck_assert_str_eq(g.u.hello.algorithm, "ricart-agrawala");
+	ck_assert_uint_eq(g.u.hello.epoch, 3);
+	ck_assert_uint_eq(g.u.hello.your_epoch, 9);
+}
+END_TEST
+
+/* Version 1 HELLOs (no epochs) still decode, so that a link can refuse
+ * them by version; version 2 needs a nonzero epoch. */
+START_TEST(hello_versions)
+{
+	struct frame f = sample_hello(), g;
+	size_t n2 = encode(&f), n1;
+
+	f.u.hello.version = 1;
+	ck_assert_int_eq(frame_encode(&f, buf, sizeof(buf), &n1), -EINVAL);	/* v1 has no epochs */
+	f.u.hello.epoch = f.u.hello.your_epoch = 0;
+	n1 = encode(&f);
+	ck_assert_uint_eq(n1 + 16, n2);
+	ck_assert_int_eq(frame_decode(buf, n1, 0, &g), (ssize_t)n1);
+	ck_assert_uint_eq(g.u.hello.version, 1);
+	ck_assert_uint_eq(g.u.hello.epoch, 0);
+	ck_assert_str_eq(g.u.hello.algorithm, "ricart-agrawala");
+	/* The same bytes claiming version 2 lack the epochs. */
+	buf[FRAME_HEADER_LEN + 5] = 2;
+	ck_assert_int_eq(frame_decode(buf, n1, 0, &g), -EPROTO);
+	f = sample_hello();
+	f.u.hello.epoch = 0;
+	ck_assert_int_eq(frame_encode(&f, buf, sizeof(buf), &n1), -EINVAL);
+	f = sample_hello();
+	n2 = encode(&f);
+	memset(buf + n2 - 16, 0, 8);	/* epoch 0 on the wire */
+	ck_assert_int_eq(frame_decode(buf, n2, 0, &g), -EPROTO);
 }
 END_TEST
 
@@ -228,6 +261,7 @@ frame_suite(void)
 	TCase *tc = tcase_create("codec");
 
 	tcase_add_test(tc, hello_round_trip);
+	tcase_add_test(tc, hello_versions);
 	tcase_add_test(tc, data_ack_keepalive_bye_round_trip);
 	tcase_add_test(tc, partial_input_needs_more);
 	tcase_add_test(tc, header_refusals);

@@ -137,9 +137,10 @@ h_config(struct dm_engine_config *cfg, const char *self, const struct dm_peer_sp
 	cfg->n_peers = n_peers;
 }
 
-/* n static members node0..node{n-1}; policy and tweak applied to all. */
+/* n static members node0..node{n-1}, each configured like tmpl (algorithm,
+ * election, group size, policy, breakage; names and roster filled in). */
 static inline void
-h_init(struct h_cluster *c, int n, enum dm_failure_policy policy, uint32_t breakage)
+h_init_with(struct h_cluster *c, int n, const struct dm_engine_config *tmpl)
 {
 	struct dm_peer_spec peers[H_NODES];
 	struct dm_engine_config cfg;
@@ -156,12 +157,24 @@ h_init(struct h_cluster *c, int n, enum dm_failure_policy policy, uint32_t break
 	}
 	for (int i = 0; i < n; i++) {
 		h_config(&cfg, c->names[i], peers, (size_t)n);
-		cfg.failure_policy = policy;
-		cfg.test_breakage = breakage;
+		if (tmpl->algorithm != NULL)
+			cfg.algorithm = tmpl->algorithm;
+		cfg.election = tmpl->election;
+		cfg.group_size = tmpl->group_size;
+		cfg.failure_policy = tmpl->failure_policy;
+		cfg.test_breakage = tmpl->test_breakage;
 		ck_assert_int_eq(dm_engine_new(&cfg, &c->e[i]), 0);
 		struct dm_event ev = { .type = DM_EV_TICK };
 		ck_assert_int_eq(h_step(c, i, &ev), 0);
 	}
+}
+
+/* n static Ricart-Agrawala members; policy and tweak applied to all. */
+static inline void
+h_init(struct h_cluster *c, int n, enum dm_failure_policy policy, uint32_t breakage)
+{
+	h_init_with(c, n, &(struct dm_engine_config){ .failure_policy = policy,
+	    .test_breakage = breakage });
 }
 
 /* Start (or restart with a new incarnation) node i as a joiner through sponsor. */

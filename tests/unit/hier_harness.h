@@ -11,28 +11,9 @@
 static inline void
 hh_init(struct h_cluster *c, int n, const char *election, uint32_t group_size)
 {
-	struct dm_peer_spec peers[H_NODES];
-	struct dm_engine_config cfg;
-
-	memset(c, 0, sizeof(*c));
-	c->q = calloc(H_QUEUE, sizeof(*c->q));
-	ck_assert_ptr_nonnull(c->q);
-	c->n = n;
-	c->now = 1000;
-	for (int i = 0; i < n; i++) {
-		snprintf(c->names[i], sizeof(c->names[i]), "node%d", i);
-		peers[i].name = c->names[i];
-		peers[i].address = "127.0.0.1:2";
-	}
-	for (int i = 0; i < n; i++) {
-		h_config(&cfg, c->names[i], peers, (size_t)n);
-		cfg.algorithm = "hierarchical";
-		cfg.election = election;
-		cfg.group_size = group_size;
-		ck_assert_int_eq(dm_engine_new(&cfg, &c->e[i]), 0);
-		struct dm_event ev = { .type = DM_EV_TICK };
-		ck_assert_int_eq(h_step(c, i, &ev), 0);
-	}
+	h_init_with(c, n, &(struct dm_engine_config){ .algorithm = "hierarchical",
+	    .election = election, .group_size = group_size,
+	    .failure_policy = DM_FAILURE_MAJORITY });
 	h_pump(c);
 }
 

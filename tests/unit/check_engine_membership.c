@@ -1,0 +1,571 @@
+/*
+ * check_engine_membership.c: roster rules found with the simulator's crash
+ * and pause faults (round 4), one test per root cause, each named after
+ * the replay that found it (dmlock-sim --seed S --nodes N --fault-mask M):
+ * removal of a restarted member's old incarnation by majority, votes of a
+ * new incarnation for its old slot, NODE_ADDs that overtake a joiner's
+ * roster snapshot, messages of dead incarnations and stale announcements,
+ * and votes that could split the roster in two.
+ */
+#include "engine_harness.h"
+
+static struct h_cluster C;
+
+static void
+teardown(void)
+{
+	h_fini(&C);
+}
+
+static bool
+granted(uint64_t h)
+{
+	return h_find(&C, DM_FX_GRANT, h) != NULL;
+}
+
+/* Deliver one hand-made message from node `from` to node `to`. */
+static void
+inject(int from, int to, struct dm_msg *m)
+{
+	struct dm_event ev = { .type = DM_EV_RECEIVE,
+	    .u.receive = { .peer = C.names[from], .msg = m } };
+
+	ck_assert_int_eq(h_step(&C, to, &ev), 0);
+}
+
+/* The last queued (undelivered) message of kind from -> to, or NULL. */
+static const struct dm_msg *
+queued(int from, int to, uint8_t kind)
+{
+	for (size_t i = C.qtail; i-- > C.qhead;) {
+		const struct h_packet *p = &C.q[i % H_QUEUE];
+		if (p->from == from && p->to == to && p->msg.kind == kind)
+			return &p->msg;
+	}
+	return NULL;
+}
+
+/* Take the first queued message of kind from -> to out of the queue. */
+static struct h_packet
+unqueue(int from, int to, uint8_t kind)
+{
+	struct h_packet p;
+
+	memset(&p, 0, sizeof(p));
+	for (size_t i = C.qhead; i < C.qtail; i++) {
+		if (C.q[i % H_QUEUE].from != from || C.q[i % H_QUEUE].to != to ||
+		    C.q[i % H_QUEUE].msg.kind != kind)
+			continue;
+		p = C.q[i % H_QUEUE];
+		for (size_t j = i; j + 1 < C.qtail; j++)
+			C.q[j % H_QUEUE] = C.q[(j + 1) % H_QUEUE];
+		C.qtail--;
+		return p;
+	}
+	ck_abort_msg("no queued message of kind %u from %d to %d", kind, from, to);
+	return p;
+}
+
+static void
+subject_msg(struct dm_msg *m, uint8_t kind, const char *subject, uint64_t incarnation)
+{
+	memset(m, 0, sizeof(*m));
+	m->kind = kind;
+	m->node_len = (uint8_t)strlen(subject);
+	memcpy(m->node, subject, m->node_len + 1u);
+	m->address_len = 11;
+	memcpy(m->address, "127.0.0.1:2", 12);
+	m->incarnation = incarnation;
+}
+
+/* One lock round on every node, so that all learn each other's incarnation. */
+static void
+learn_incarnations(void)
+{
+	for (int i = 0; i < C.n; i++) {
+		h_acquire(&C, i, 900 + (uint64_t)i, "warmup", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+		h_pump(&C);
+		ck_assert(granted(900 + (uint64_t)i));
+		ck_assert_int_eq(h_release(&C, i, 900 + (uint64_t)i), 0);
+		h_pump(&C);
+	}
+}
+
+START_TEST(test_restart_removal_needs_majority)
+{
+	/* 8000988/8 (crash): node0 condemned node3's old incarnation (node3
+	 * restarted and asks node0 to sponsor it) and T_fail later erased it
+	 * on its own at an epoch nobody had promised; another member removing
+	 * something at the same epoch repeated a fencing token.  Now it is a
+	 * majority vote like any removal: with node1 and node2 unreachable
+	 * (node0 and node3's new incarnation are 2 of 4) nothing is removed. */
+	h_init(&C, 4, DM_FAILURE_MAJORITY, 0);
+	C.down[1] = C.down[2] = true;
+	h_join(&C, 3, 0, DM_FAILURE_MAJORITY, 2);
+	h_pump(&C);
+	h_advance(&C, C.now + 30000);
+	ck_assert_uint_eq(C.sent_kind[DM_MSG_NODE_FAILED], 0);
+	ck_assert_uint_eq(h_roster(&C, 0), 4);
+	ck_assert_uint_gt(C.sent_kind[DM_MSG_SUSPECT], 0);
+	/* node1 is back: node0, node1 and node3's new incarnation (for its
+	 * old slot) are a majority. */
+	C.down[1] = false;
+	for (int k = 0; k < 200 && h_roster(&C, 0) == 4; k++)
+		h_advance(&C, C.now + 100);
+	ck_assert_uint_eq(h_roster(&C, 0), 3);
+	ck_assert_uint_gt(C.sent_kind[DM_MSG_NODE_FAILED], 0);
+}
+END_TEST
+
+START_TEST(test_two_members_restarted_peer_removed)
+{
+	/* Two members, node1 restarts: a majority is both slots, and node1's
+	 * new incarnation votes for its old one, so the dead entry is removed
+	 * automatically and node1 rejoins (before, only a lone removal or the
+	 * operator could do it). */
+	h_init(&C, 2, DM_FAILURE_MAJORITY, 0);
+	learn_incarnations();
+	h_join(&C, 1, 0, DM_FAILURE_MAJORITY, 2);
+	h_pump(&C);
+	for (int k = 0; k < 300 && !h_ready(&C, 1); k++)
+		h_advance(&C, C.now + 100);
+	ck_assert(h_ready(&C, 1));
+	ck_assert_uint_eq(h_roster(&C, 0), 2);
+	ck_assert_uint_eq(h_roster(&C, 1), 2);
+	h_acquire(&C, 1, 1, "t", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&C);
+	ck_assert(granted(1));
+	ck_assert_uint_ge(h_find(&C, DM_FX_GRANT, 1)->token >> 40, 1);
+}
+END_TEST
+
+START_TEST(test_restarted_votes_only_to_its_sponsor)
+{
+	/* 2147/4, 2090/3 (mixed faults): a node cut off and removed meanwhile
+	 * gathered votes from restarted nodes of its stale roster and formed a
+	 * second cluster.  A joiner votes only to the sponsor it asks now, and
+	 * about another node only if that one restarted too (mode 1). */
+	struct dm_msg m;
+	const struct dm_msg *v;
+
+	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
+	learn_incarnations();
+	h_join(&C, 2, 0, DM_FAILURE_MAJORITY, 2);	/* node2 asks node0 */
+	(void)unqueue(2, 0, DM_MSG_JOIN);
+	C.now += 8000;					/* more than T_fail since it began */
+	/* About its old incarnation, from node1 (not its sponsor): no. */
+	subject_msg(&m, DM_MSG_SUSPECT, "node2", 1);
+	m.serial = 1;
+	m.arg = 5;
+	inject(1, 2, &m);
+	v = queued(2, 1, DM_MSG_SUSPECT_VOTE);
+	ck_assert_ptr_nonnull(v);
+	ck_assert_uint_eq(v->arg, 0);
+	/* About a live node (mode 0), from its sponsor: no. */
+	subject_msg(&m, DM_MSG_SUSPECT, "node1", 1);
+	m.serial = 2;
+	m.arg = 6;
+	inject(0, 2, &m);
+	v = queued(2, 0, DM_MSG_SUSPECT_VOTE);
+	ck_assert_ptr_nonnull(v);
+	ck_assert_uint_eq(v->arg, 0);
+	/* About its old incarnation, from its sponsor: yes. */
+	subject_msg(&m, DM_MSG_SUSPECT, "node2", 1);
+	m.serial = 3;
+	m.arg = 7;
+	inject(0, 2, &m);
+	v = queued(2, 0, DM_MSG_SUSPECT_VOTE);
+	ck_assert_ptr_nonnull(v);
+	ck_assert_uint_eq(v->arg, 1);
+	ck_assert_uint_eq(v->serial, 3);
+	/* About another restarted node (mode 1), from its sponsor: yes. */
+	subject_msg(&m, DM_MSG_SUSPECT, "node1", 1);
+	m.mode = 1;
+	m.serial = 4;
+	m.arg = 8;
+	inject(0, 2, &m);
+	v = queued(2, 0, DM_MSG_SUSPECT_VOTE);
+	ck_assert_ptr_nonnull(v);
+	ck_assert_uint_eq(v->arg, 1);
+	ck_assert_uint_eq(v->serial, 4);
+}
+END_TEST
+
+START_TEST(test_joiner_keeps_node_add_newer_than_snapshot)
+{
+	/* PERM-4, 2486/7 (crash): node1 sponsors node4 right after node0 sent
+	 * node3 its roster; node1's NODE_ADD(node4) reaches the joining node3
+	 * before node0's snapshot (which lacks node4).  node3 acknowledged
+	 * node4, so it must keep it: dropping it left node3 answering node4
+	 * with REJOIN (ignored) and node4 waiting for node3 for ever. */
+	struct h_packet p;
+
+	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
+	h_join(&C, 3, 0, DM_FAILURE_MAJORITY, 1);
+	p = unqueue(3, 0, DM_MSG_JOIN);
+	C.cut[3] = true;				/* node0's roster to node3 waits */
+	inject(p.from, p.to, &p.msg);
+	h_pump(&C);
+	ck_assert_ptr_nonnull(queued(0, 3, DM_MSG_ROSTER_END));
+	h_join(&C, 4, 1, DM_FAILURE_MAJORITY, 1);
+	p = unqueue(4, 1, DM_MSG_JOIN);
+	inject(p.from, p.to, &p.msg);			/* node1 asks for the roster lock */
+	p = unqueue(1, 3, DM_RA_REQUEST);
+	inject(p.from, p.to, &p.msg);			/* the joiner grants it */
+	p = unqueue(3, 1, DM_RA_REPLY);
+	inject(p.from, p.to, &p.msg);
+	h_pump(&C);					/* node0, node2 answer */
+	p = unqueue(1, 3, DM_MSG_NODE_ADD);
+	inject(p.from, p.to, &p.msg);			/* overtakes node0's snapshot */
+	C.cut[3] = false;
+	h_pump(&C);
+	for (int k = 0; k < 100 && !(h_ready(&C, 3) && h_ready(&C, 4)); k++)
+		h_advance(&C, C.now + 100);
+	ck_assert(h_ready(&C, 3));
+	ck_assert(h_ready(&C, 4));
+	for (int i = 0; i < 5; i++)
+		ck_assert_msg(h_roster(&C, i) == 5, "node%d lists %zu nodes", i, h_roster(&C, i));
+	h_acquire(&C, 4, 1, "y", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&C);
+	ck_assert(granted(1));
+}
+END_TEST
+
+START_TEST(test_cancel_only_by_the_adding_sponsor)
+{
+	/* 1715/4 (pause): a sponsor removed while it was sponsoring node3
+	 * cancelled its NODE_ADD (NODE_FAILED arg 1) long after node3 had
+	 * joined through another member; the late cancel erased the live
+	 * node3.  Only the sponsor whose add we took may cancel it. */
+	struct dm_msg m;
+
+	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
+	h_join(&C, 3, 1, DM_FAILURE_MAJORITY, 5);
+	(void)unqueue(3, 1, DM_MSG_JOIN);
+	subject_msg(&m, DM_MSG_NODE_ADD, "node3", 5);
+	m.serial = 7;
+	inject(1, 0, &m);				/* node1's add */
+	ck_assert_uint_eq(h_roster(&C, 0), 4);
+	subject_msg(&m, DM_MSG_NODE_FAILED, "node3", 5);
+	m.arg = 1;
+	m.serial = 7;
+	inject(2, 0, &m);				/* node2 cancels: not its add */
+	ck_assert_uint_eq(h_roster(&C, 0), 4);
+	m.serial = 6;
+	inject(1, 0, &m);				/* node1, an older add */
+	ck_assert_uint_eq(h_roster(&C, 0), 4);
+	m.serial = 7;
+	inject(1, 0, &m);				/* node1's own add */
+	ck_assert_uint_eq(h_roster(&C, 0), 3);
+}
+END_TEST
+
+START_TEST(test_stale_epoch_announcement_ignored)
+{
+	/* 2398/7 (pause): a prober frozen right after its vote completed
+	 * announced the removal on resuming, two epochs late; its voters had
+	 * been released meanwhile (the prober itself was removed), the
+	 * subject held a fresh lease, and the members erased it: two holders.
+	 * A removal decided at an epoch older than one we know is ignored. */
+	struct dm_msg m;
+
+	h_init(&C, 4, DM_FAILURE_MAJORITY, 0);
+	subject_msg(&m, DM_MSG_NODE_FAILED, "node3", 0);
+	m.epoch = 5;
+	inject(1, 0, &m);
+	ck_assert_uint_eq(h_roster(&C, 0), 3);
+	subject_msg(&m, DM_MSG_NODE_FAILED, "node1", 0);
+	m.epoch = 3;					/* decided before epoch 5 */
+	inject(2, 0, &m);
+	ck_assert_uint_eq(h_roster(&C, 0), 3);
+	m.epoch = 6;
+	inject(2, 0, &m);
+	ck_assert_uint_eq(h_roster(&C, 0), 2);
+}
+END_TEST
+
+START_TEST(test_dead_incarnation_speaks_for_no_member)
+{
+	/* 1715/4: messages about a subject carry the subject's incarnation;
+	 * the sender's is in seq.  A NODE_FAILED from another incarnation of
+	 * node1 than the one listed (a dead one's, delayed) erases nothing. */
+	struct dm_msg m;
+
+	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
+	learn_incarnations();
+	subject_msg(&m, DM_MSG_NODE_FAILED, "node2", 1);
+	m.epoch = 1;
+	m.seq = 99;					/* not node1's incarnation (1) */
+	inject(1, 0, &m);
+	ck_assert_uint_eq(h_roster(&C, 0), 3);
+	m.seq = 1;
+	inject(1, 0, &m);
+	ck_assert_uint_eq(h_roster(&C, 0), 2);
+}
+END_TEST
+
+START_TEST(test_vote_on_replaced_incarnation_keeps_lease)
+{
+	/* 230/7 (pause): a SUSPECT about node2's old incarnation arrived after
+	 * the voter had replaced it with the new one; the voter agreed and
+	 * then refused the live node2's lease acks for ever (node2 held
+	 * permission without a lease: deadlock). */
+	struct dm_msg m;
+	size_t acks;
+
+	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
+	learn_incarnations();
+	subject_msg(&m, DM_MSG_SUSPECT, "node2", 77);	/* an older incarnation */
+	m.serial = 1;
+	m.arg = 3;
+	inject(1, 0, &m);
+	ck_assert_uint_eq(queued(0, 1, DM_MSG_SUSPECT_VOTE)->arg, 1);
+	acks = C.sent_kind[DM_MSG_HEARTBEAT_ACK];
+	memset(&m, 0, sizeof(m));
+	m.kind = DM_MSG_HEARTBEAT;
+	m.serial = 5;
+	m.incarnation = 1;
+	inject(2, 0, &m);
+	ck_assert_uint_eq(C.sent_kind[DM_MSG_HEARTBEAT_ACK], acks + 1);
+}
+END_TEST
+
+START_TEST(test_no_votes_for_a_node_being_removed)
+{
+	/* 1810/3 (mixed): node2 agreed that node1 remove the partitioned
+	 * node0, then, before node1's announcement reached it, that node0
+	 * remove node1: both removals had a majority, two clusters.  A voter
+	 * that stands by a vote to remove P refuses P's own votes (seq 0: not
+	 * a ballot refusal, P must not retry at once). */
+	struct dm_msg m;
+	const struct dm_msg *v;
+
+	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
+	C.down[0] = true;
+	h_advance(&C, C.now + 8000);			/* node0 silent past T_fail */
+	C.down[0] = false;
+	subject_msg(&m, DM_MSG_SUSPECT, "node0", 0);
+	m.serial = 1;
+	m.arg = 1;
+	inject(1, 2, &m);
+	ck_assert_uint_eq(queued(2, 1, DM_MSG_SUSPECT_VOTE)->arg, 1);
+	subject_msg(&m, DM_MSG_SUSPECT, "node1", 0);
+	m.serial = 1;
+	m.arg = 2;
+	inject(0, 2, &m);
+	v = queued(2, 0, DM_MSG_SUSPECT_VOTE);
+	ck_assert_ptr_nonnull(v);
+	ck_assert_uint_eq(v->arg, 0);
+	ck_assert_uint_eq(v->seq, 0);
+	/* node1 gives its vote up: node0 may be heard again. */
+	memset(&m, 0, sizeof(m));
+	m.kind = DM_MSG_SUSPECT_ABORT;
+	m.serial = 1;
+	inject(1, 2, &m);
+	subject_msg(&m, DM_MSG_SUSPECT, "node1", 0);
+	m.serial = 2;
+	m.arg = 3;
+	C.now += 8000;
+	inject(0, 2, &m);
+	ck_assert_uint_eq(queued(2, 0, DM_MSG_SUSPECT_VOTE)->arg, 1);
+}
+END_TEST
+
+START_TEST(test_erased_member_ack_not_counted)
+{
+	/* 1862/7 (pause): erasing a member cleared its lease-ack bit but not
+	 * the round's count, so a node removed while frozen renewed its lease
+	 * with an erased member's ack counted and granted with a stale fencing
+	 * token.  Here node0's request round is acknowledged by node1 (then
+	 * erased), node4, and not by node2, node3 (condemning it): 2 of 4, no
+	 * lease, no grant yet. */
+	struct h_packet p;
+	struct dm_msg m;
+
+	h_init(&C, 5, DM_FAILURE_MAJORITY, 0);
+	h_acquire(&C, 0, 1, "q", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	for (int j = 1; j <= 4; j++) {
+		p = unqueue(0, j, DM_RA_REQUEST);
+		inject(p.from, p.to, &p.msg);
+	}
+	p = unqueue(1, 0, DM_RA_REPLY);
+	ck_assert_uint_eq(p.msg.arg, 1);
+	inject(p.from, p.to, &p.msg);
+	subject_msg(&m, DM_MSG_NODE_FAILED, "node1", 0);
+	m.epoch = 1;
+	inject(2, 0, &m);				/* node1 erased */
+	ck_assert_uint_eq(h_roster(&C, 0), 4);
+	for (int j = 2; j <= 3; j++) {
+		p = unqueue(j, 0, DM_RA_REPLY);
+		p.msg.arg = 0;				/* no lease ack */
+		inject(p.from, p.to, &p.msg);
+	}
+	p = unqueue(4, 0, DM_RA_REPLY);
+	inject(p.from, p.to, &p.msg);
+	ck_assert_msg(!granted(1), "granted on a lease acknowledged by 2 of 4");
+}
+END_TEST
+
+START_TEST(test_sponsor_gives_up_joiner_the_members_removed)
+{
+	/* 1556/5 (mixed): the members removed the joiner a sponsor had
+	 * NODE_ADDed (it is silent until its roster arrives); the sponsor
+	 * finished anyway, so the joiner became a member at the sponsor only
+	 * and granted beside the others with a repeated fencing token.  The
+	 * sponsor gives the join up instead (the joiner retries). */
+	struct h_packet p;
+	struct dm_msg m;
+
+	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
+	h_join(&C, 3, 0, DM_FAILURE_MAJORITY, 4);
+	p = unqueue(3, 0, DM_MSG_JOIN);
+	inject(p.from, p.to, &p.msg);
+	for (int j = 1; j <= 2; j++) {
+		p = unqueue(0, j, DM_RA_REQUEST);	/* the roster lock */
+		inject(p.from, p.to, &p.msg);
+		p = unqueue(j, 0, DM_RA_REPLY);
+		inject(p.from, p.to, &p.msg);
+	}
+	p = unqueue(0, 1, DM_MSG_NODE_ADD);
+	inject(p.from, p.to, &p.msg);			/* node1 adds node3 ... */
+	subject_msg(&m, DM_MSG_NODE_FAILED, "node3", 4);
+	m.epoch = 1;
+	inject(1, 0, &m);				/* ... and removes it */
+	ck_assert_ptr_nonnull(queued(0, 3, DM_MSG_JOIN_REFUSED));
+	h_pump(&C);					/* node2's ack arrives */
+	ck_assert_uint_eq(C.sent_kind[DM_MSG_ROSTER_END], 0);
+	ck_assert_uint_eq(h_roster(&C, 0), 3);
+	ck_assert(!h_ready(&C, 3));
+}
+END_TEST
+
+START_TEST(test_new_epoch_grant_needs_fresh_lease_round)
+{
+	/* 3000124/3 (crashes): a member removed a dead entry at epoch 23,
+	 * granted at once and crashed; its announcement was lost, and the
+	 * survivor later removed another at epoch 20 and granted a lower
+	 * token.  A grant at a new epoch now waits for a lease round sent at
+	 * that epoch and acknowledged by a majority, who then know it. */
+	struct h_packet p;
+	struct dm_msg m;
+
+	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
+	h_acquire(&C, 0, 1, "e", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	for (int j = 1; j <= 2; j++) {
+		p = unqueue(0, j, DM_RA_REQUEST);
+		inject(p.from, p.to, &p.msg);
+	}
+	p = unqueue(1, 0, DM_RA_REPLY);
+	inject(p.from, p.to, &p.msg);
+	memset(&m, 0, sizeof(m));
+	m.kind = DM_MSG_HEARTBEAT;			/* node1 is at epoch 5 */
+	m.epoch = 5;
+	m.serial = 1;
+	m.incarnation = 1;
+	inject(1, 0, &m);
+	p = unqueue(2, 0, DM_RA_REPLY);
+	ck_assert_uint_eq(p.msg.arg, 1);
+	inject(p.from, p.to, &p.msg);			/* permission, lease from epoch 0 */
+	ck_assert(!granted(1));
+	for (int k = 0; k < 20 && !granted(1); k++)
+		h_advance(&C, C.now + 100);
+	ck_assert(granted(1));
+	ck_assert_uint_eq(h_find(&C, DM_FX_GRANT, 1)->token >> 40, 5);
+}
+END_TEST
+
+START_TEST(test_joiner_points_joiners_at_its_sponsor)
+{
+	/* 798/7 (crashes): restarted nodes whose only candidate sponsor was
+	 * another restarted (joining) node were refused for ever.  A joiner
+	 * that refuses a JOIN names the sponsor it asks itself. */
+	const struct dm_msg *r;
+	struct h_packet p;
+
+	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
+	h_join(&C, 3, 0, DM_FAILURE_MAJORITY, 2);	/* node3 asks node0 */
+	(void)unqueue(3, 0, DM_MSG_JOIN);
+	h_join(&C, 4, 3, DM_FAILURE_MAJORITY, 1);	/* node4 asks node3 */
+	p = unqueue(4, 3, DM_MSG_JOIN);
+	inject(p.from, p.to, &p.msg);
+	r = queued(3, 4, DM_MSG_JOIN_REFUSED);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_str_eq(r->node, "node0");
+	/* node4 follows the hint and gets in. */
+	h_pump(&C);
+	for (int k = 0; k < 100 && !(h_ready(&C, 3) && h_ready(&C, 4)); k++)
+		h_advance(&C, C.now + 100);
+	ck_assert(h_ready(&C, 4));
+	ck_assert_uint_eq(h_roster(&C, 4), 5);
+}
+END_TEST
+
+START_TEST(test_stale_epoch_node_add_ignored)
+{
+	/* RCV-E2 (rcv 190/7, pause): a removed sponsor's NODE_ADD, delayed
+	 * past later removals, added a node only some members then listed.
+	 * A NODE_ADD older than an epoch we know is neither applied nor
+	 * acknowledged (the answer, serial 0, carries our epoch); the
+	 * sponsor's retry at the current epoch is. */
+	struct dm_msg m;
+	const struct dm_msg *a;
+
+	h_init(&C, 4, DM_FAILURE_MAJORITY, 0);
+	h_join(&C, 4, 1, DM_FAILURE_MAJORITY, 3);
+	(void)unqueue(4, 1, DM_MSG_JOIN);
+	subject_msg(&m, DM_MSG_NODE_FAILED, "node3", 0);
+	m.epoch = 5;
+	inject(2, 0, &m);				/* node0 is at epoch 5 */
+	ck_assert_uint_eq(h_roster(&C, 0), 3);
+	subject_msg(&m, DM_MSG_NODE_ADD, "node4", 3);
+	m.serial = 9;
+	m.epoch = 4;
+	inject(1, 0, &m);
+	ck_assert_uint_eq(h_roster(&C, 0), 3);
+	a = queued(0, 1, DM_MSG_NODE_ADD_ACK);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_uint_eq(a->serial, 0);
+	ck_assert_uint_eq(a->epoch, 5);
+	m.epoch = 5;
+	inject(1, 0, &m);
+	ck_assert_uint_eq(h_roster(&C, 0), 4);
+	ck_assert_uint_eq(queued(0, 1, DM_MSG_NODE_ADD_ACK)->serial, 9);
+}
+END_TEST
+
+static Suite *
+membership_suite(void)
+{
+	Suite *s = suite_create("engine-membership");
+	TCase *tc = tcase_create("membership");
+
+	tcase_add_checked_fixture(tc, NULL, teardown);
+	tcase_add_test(tc, test_restart_removal_needs_majority);
+	tcase_add_test(tc, test_two_members_restarted_peer_removed);
+	tcase_add_test(tc, test_restarted_votes_only_to_its_sponsor);
+	tcase_add_test(tc, test_joiner_keeps_node_add_newer_than_snapshot);
+	tcase_add_test(tc, test_cancel_only_by_the_adding_sponsor);
+	tcase_add_test(tc, test_stale_epoch_announcement_ignored);
+	tcase_add_test(tc, test_dead_incarnation_speaks_for_no_member);
+	tcase_add_test(tc, test_vote_on_replaced_incarnation_keeps_lease);
+	tcase_add_test(tc, test_no_votes_for_a_node_being_removed);
+	tcase_add_test(tc, test_erased_member_ack_not_counted);
+	tcase_add_test(tc, test_sponsor_gives_up_joiner_the_members_removed);
+	tcase_add_test(tc, test_new_epoch_grant_needs_fresh_lease_round);
+	tcase_add_test(tc, test_joiner_points_joiners_at_its_sponsor);
+	tcase_add_test(tc, test_stale_epoch_node_add_ignored);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(membership_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
