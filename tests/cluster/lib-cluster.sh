@@ -240,23 +240,54 @@ kill_node()
 
 	[ -n "${NODE_PID[i]:-}" ] || return 0
 	kill -"$sig" "${NODE_PID[i]}" 2>/dev/null
-	kill -CONT "${NODE_PID[i]}" 2>/dev/null
+	# SIGCONT only to a stopped (SIGSTOP) node: a needless signal during
+	# the exit of a sanitizer build can land in LeakSanitizer's
+	# stop-the-world and hang it.
+	node_stopped "$i" && kill -CONT "${NODE_PID[i]}" 2>/dev/null
 	wait_until "node$i (pid ${NODE_PID[i]}) to exit" pid_exited "${NODE_PID[i]}"
-	wait "${NODE_PID[i]}" 2>/dev/null
-	NODE_PID[i]=
-	rm -f "$TEST_DIR/pids/node$i.pid"
+	node_reap "$i"
 }
 
-# stop_cluster: SIGTERM every node still running and wait for them.
+# node_stopped I: node I's process is stopped (state T).
+node_stopped()
+{
+	local stat
+
+	stat=$(cat "/proc/${NODE_PID[$1]}/stat" 2>/dev/null) || return 1
+	stat=${stat##*) }
+	case $stat in T*) return 0 ;; esac
+	return 1
+}
+
+node_reap()
+{
+	wait "${NODE_PID[$1]}" 2>/dev/null
+	NODE_PID[$1]=
+	rm -f "$TEST_DIR/pids/node$1.pid"
+}
+
+# stop_cluster: SIGTERM every node still running (each leaves the cluster
+# gracefully, or gives up after dmlockd's 10 s leave timeout, and exits);
+# a node still running after WAIT_LIMIT gets a second SIGTERM ("exit now")
+# and must then exit within WAIT_LIMIT.
 stop_cluster()
 {
-	local i
+	local i k
 
 	for ((i = 1; i <= CLUSTER_SIZE; i++)); do
 		[ -n "${NODE_PID[i]:-}" ] && kill -TERM "${NODE_PID[i]}" 2>/dev/null
 	done
 	for ((i = 1; i <= CLUSTER_SIZE; i++)); do
-		[ -z "${NODE_PID[i]:-}" ] || kill_node "$i" TERM
+		[ -n "${NODE_PID[i]:-}" ] || continue
+		for ((k = 0; k < WAIT_LIMIT * 50; k++)); do
+			pid_exited "${NODE_PID[i]}" && break
+			poll_pause
+		done
+		if pid_exited "${NODE_PID[i]}"; then
+			node_reap "$i"
+		else
+			kill_node "$i" TERM
+		fi
 	done
 	return 0
 }

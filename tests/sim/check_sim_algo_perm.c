@@ -33,37 +33,40 @@
 #define SEEDS_PER_SIZE_DEFAULT 400
 
 /*
- * Fault kinds left out of the make-check sweep ONLY because of known ENGINE
- * bugs (roster/membership, not the algorithms; see /tmp/issues/ENGINE-BUGS.md
- * PERM-1..4 and dmlockd/engine/NOTES-permission.md).  Ricart-Agrawala shows
- * the same failures at a similar rate under these kinds:
- *  - SIM_F_CRASH, SIM_F_PARTITION: a stale NODE_ADD (an older incarnation,
- *    delivered late) makes members erase a live member and call peer_gone()
- *    while it is in its critical section -> mutual exclusion / token order
- *    violated (PERM-1);
- *  - SIM_F_PAUSE, SIM_F_LEAVE (and CRASH): inconsistent rosters after a
- *    member resets itself or leaves unheard: a member that one node removed
- *    still counts itself in, a joiner whose old incarnation is still listed
- *    is refused (EAGAIN) and cannot be removed while it is heard, a two-node
- *    roster cannot remove a departed member -> requests pending forever
- *    (PERM-2, PERM-3).
- *  - SIM_F_JOIN, Lamport only: with these short phases 2 of the 2,000 seeds
- *    hit a joiner that drops a NODE_ADD received before its ROSTER_END, so
- *    two members disagree about a third forever (PERM-4).  Maekawa passes
- *    all 2,000 with joins, so it keeps them.
- * With these kinds the algorithms fail 0.25-1.75% of seeds (measured over
- * 400 seeds per kind, N = 1..8, default phases); link resets and drift: 0.
- * Put them back (DMSIM_PERM_FAULTS=7f) once the engine bugs are fixed.
+ * The gate: every seed runs with link resets and clock drift plus one more
+ * fault kind, rotating by seed (as the Ricart-Agrawala gate does), so each
+ * kind gets a fifth or so of the 2,000 seeds.  Each kind in a rotation
+ * passed 1,500 seeds alone at these phase lengths (dmlock-sim --algorithm A
+ * --seeds 1500 --nodes 2-7 --fault-mask K --no-shared --fault-ms 400
+ * --calm-ms 250, after the roster engine fixes of session 2; before them
+ * crash, pause, partition and leave were all out: ENGINE-BUGS PERM-1..4).
+ * Maekawa still fails crash (6 in 1,500) and leave (2 in 1,500): liveness
+ * only, replays in NOTES-permission.md; they stay out of its rotation.
+ * Mixed faults (every kind in one run, DMSIM_PERM_FAULTS=7f) fail about
+ * 0.3 % of seeds for these algorithms as for Ricart-Agrawala.
  */
-#define PERM_FAULTS_ENGINE_BUGS \
-	(SIM_F_CRASH | SIM_F_PAUSE | SIM_F_PARTITION | SIM_F_LEAVE)
-#define PERM_FAULTS_JOIN_BUG	(strcmp(SIM_ALGO, "lamport") == 0 ? SIM_F_JOIN : 0u)
-#define PERM_FAULTS_DEFAULT	(SIM_F_ALL & ~PERM_FAULTS_ENGINE_BUGS & ~PERM_FAULTS_JOIN_BUG)
+static const uint32_t lamport_kinds[] = {
+	0, SIM_F_CRASH, SIM_F_PAUSE, SIM_F_PARTITION, SIM_F_LEAVE, SIM_F_JOIN,
+};
+static const uint32_t maekawa_kinds[] = {
+	0, SIM_F_PAUSE, SIM_F_PARTITION, SIM_F_JOIN,
+};
+
+static uint32_t
+gate_faults(uint64_t seed)
+{
+	bool lamport = strcmp(SIM_ALGO, "lamport") == 0;
+	const uint32_t *kinds = lamport ? lamport_kinds : maekawa_kinds;
+	size_t n = lamport ? sizeof(lamport_kinds) / sizeof(lamport_kinds[0]) :
+	    sizeof(maekawa_kinds) / sizeof(maekawa_kinds[0]);
+
+	return SIM_F_LINK | SIM_F_DRIFT | kinds[seed % n];
+}
 
 static const unsigned sizes[] = { SIM_SIZES };
 #define N_SIZES (sizeof(sizes) / sizeof(sizes[0]))
 
-static uint32_t fault_mask;
+static uint32_t fault_mask;	/* DMSIM_PERM_FAULTS: every seed; 0: the gate's rotation */
 static bool campaign;	/* DMSIM_PERM_FAULTS given: default phase lengths */
 
 static void
@@ -90,7 +93,7 @@ START_TEST(seed_sweep)
 		.nodes = size,
 		.algorithm = SIM_ALGO,
 		.shared = false,	/* exclusive-only algorithms */
-		.faults = fault_free ? 0 : fault_mask,
+		.faults = fault_free ? 0 : campaign ? fault_mask : gate_faults(seed),
 		.workload = fault_free ? SIM_W_FOREVER : SIM_W_RANDOM,
 		.report = stderr,
 		/* Shorter phases than the defaults (1500/800 ms) keep make
@@ -191,7 +194,6 @@ main(void)
 	SRunner *sr;
 	int failed;
 
-	fault_mask = PERM_FAULTS_DEFAULT;
 	if (faults != NULL && *faults != '\0') {
 		fault_mask = (uint32_t)strtoul(faults, NULL, 16) & SIM_F_ALL;
 		campaign = true;
