@@ -98,8 +98,9 @@ static const char usage_remove[] =
 static const char usage_join[] =
 	"Usage: dmlock join [-S PATH] NAME@HOST:PORT\n"
 	"Join a running cluster through the member NAME at HOST:PORT.  Needs root or an\n"
-	"[access] roster entry.  A dmlockd that cannot join at run time says so: then\n"
-	"set [cluster] sponsor in dmlockd.conf and restart it.\n"
+	"[access] roster entry.  Only a node alone in its roster, with a listen address\n"
+	"and TLS files, and holding no lock, can join; `dmlock status` shows when it\n"
+	"is a member.\n"
 	"\n"
 	"  -S, --socket PATH   dmlockd's socket\n";
 

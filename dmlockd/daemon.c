@@ -376,6 +376,12 @@ dmd_daemon_algorithm(const struct dmd_daemon *d)
 	return d->algorithm;
 }
 
+bool
+dmd_daemon_has_transport(const struct dmd_daemon *d)
+{
+	return d->transport != NULL;
+}
+
 int
 dmd_daemon_peer_info(const struct dmd_daemon *d, const char *name, struct dmd_peer_link_info *ret)
 {

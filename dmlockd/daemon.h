@@ -75,6 +75,9 @@ void dmd_daemon_unregister(struct dmd_daemon *daemon, struct dmd_request *req);
 const struct dm_engine *dmd_daemon_engine(const struct dmd_daemon *daemon);
 struct event_base *dmd_daemon_base(const struct dmd_daemon *daemon);
 const char *dmd_daemon_node(const struct dmd_daemon *daemon);
+/* Whether peer links are possible (a transport is attached): a daemon
+ * without a [node] listen address and peers runs alone for good. */
+bool dmd_daemon_has_transport(const struct dmd_daemon *daemon);
 const char *dmd_daemon_algorithm(const struct dmd_daemon *daemon);
 /* Ask the transport about the link to name: 0, or -ENOENT (no transport,
  * unknown peer). */

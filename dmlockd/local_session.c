@@ -20,6 +20,7 @@
 #include <event2/event.h>
 
 #include "dmlockd/acl.h"
+#include "dmlockd/config_file.h"
 #include "dmlockd/daemon.h"
 #include "dmlockd/local_server.h"
 #include "dmlockd/local_session.h"
@@ -473,12 +474,50 @@ session_join(struct local_session *s, const struct lp_request *lr)
 {
 	char text[LP_REPLY_MAX + LP_ARG_MAX];
 
+	char *name = NULL, *address = NULL;
+	struct dm_engine_stats st;
+	int r;
+
 	if (!session_roster_allowed(s, "join"))
 		return;
-	/* The engine takes its sponsor only from the configuration. */
-	snprintf(text, sizeof(text), "joining at run time is not supported by this daemon: "
-	    "set [cluster] sponsor = %s in dmlockd.conf and restart dmlockd", lr->arg);
-	session_write_error(s, NULL, LP_E_UNSUPPORTED, text);
+	if (!dmd_daemon_has_transport(s->daemon)) {
+		snprintf(text, sizeof(text), "this dmlockd has no peer transport (no [node] listen "
+		    "address in its configuration), so it cannot join a cluster: configure "
+		    "listen and [tls], or set [cluster] sponsor = %s, and restart it", lr->arg);
+		session_write_error(s, NULL, LP_E_UNSUPPORTED, text);
+		return;
+	}
+	if (config_parse_peer(lr->arg, &name, &address) < 0) {
+		snprintf(text, sizeof(text), "'%s' is not NAME@HOST:PORT", lr->arg);
+		session_write_error(s, NULL, LP_E_BAD_NODE, text);
+		return;
+	}
+	struct dm_event ev = { .type = DM_EV_JOIN, .u.join = { .sponsor = name, .address = address } };
+	r = dmd_daemon_step(s->daemon, &ev);
+	dm_engine_get_stats(dmd_daemon_engine(s->daemon), &st);
+	if (r == -EISCONN)
+		snprintf(text, sizeof(text), "this node is already in a cluster of %zu node(s), or "
+		    "joining or leaving one: only a node alone in its roster can join", st.roster_size);
+	else if (r == -EBUSY)
+		snprintf(text, sizeof(text), "locks are held or waited for on this node: release "
+		    "them before joining a cluster");
+	else if (r == -EINVAL)
+		snprintf(text, sizeof(text), "'%s' cannot sponsor this node (its own name, or a bad "
+		    "name or address)", lr->arg);
+	else if (r < 0)
+		snprintf(text, sizeof(text), "cannot join: %s", strerror(-r));
+	else
+		snprintf(text, sizeof(text), "joining the cluster through %s at %s; `dmlock status` "
+		    "says ready once this node is a member", name, address);
+	if (r == 0) {
+		log_notice("local client pid %ld uid %ld asked this node to join the cluster through %s",
+		    (long)s->cred.pid, (long)s->cred.uid, lr->arg);
+		session_info(s, text);
+	} else {
+		session_write_error(s, NULL, r == -EINVAL ? LP_E_BAD_NODE : LP_E_BAD_STATE, text);
+	}
+	free(name);
+	free(address);
 }
 
 /* ---- input --------------------------------------------------------------- */

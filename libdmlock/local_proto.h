@@ -81,9 +81,11 @@
  *		if <node> is not in the roster, ERROR - bad-node if it is not a
  *		node name or names this node (use LEAVE).
  *	JOIN <node>@<host>:<port>
- *		Join a running cluster through that sponsor.  A daemon that
- *		cannot do this at run time answers ERROR - unsupported (then
- *		configure [cluster] sponsor and restart).
+ *		Join a running cluster through that sponsor: INFO <text> END
+ *		once under way.  ERROR - unsupported from a daemon without a
+ *		peer transport, ERROR - bad-state if the node is already in a
+ *		cluster (or joining, leaving) or a lock is held or waited for
+ *		on it, ERROR - bad-node for a bad sponsor or this node.
  *	LEAVE, REMOVE and JOIN are roster operations: by default only root
  *	and the principals of the daemon's [access] roster setting may send
  *	them; anyone else gets ERROR - denied <text naming the rule>.

@@ -526,6 +526,9 @@ dm_engine_step(struct dm_engine *e, const struct dm_event *ev, dm_effect_fn *emi
 	case DM_EV_REMOVE_NODE:
 		r = ev->u.remove.peer != NULL ? dm_roster_remove_admin(e, ev->u.remove.peer) : -EINVAL;
 		break;
+	case DM_EV_JOIN:
+		r = dm_membership_join_cluster(e, ev->u.join.sponsor, ev->u.join.address);
+		break;
 	default:
 		r = -EINVAL;
 		break;

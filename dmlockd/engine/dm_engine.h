@@ -92,6 +92,11 @@ enum dm_event_type {
 	DM_EV_PEER_RESTARTED,	/* a peer came back with a new incarnation */
 	DM_EV_LEAVE,		/* leave the cluster gracefully (RA §7.3) */
 	DM_EV_REMOVE_NODE,	/* administrative removal of a (dead) node */
+	DM_EV_JOIN,		/* a node alone in its roster joins a cluster through
+				 * u.join's sponsor (RA §7.2), as if it had been started
+				 * with that sponsor: 0, -EINVAL bad name or address,
+				 * -EISCONN already in a cluster (or joining, leaving),
+				 * -EBUSY a local lock is held or waited for */
 };
 
 /* Wait bounds for DM_EV_ACQUIRE. */
@@ -119,6 +124,10 @@ struct dm_event {
 		struct {
 			const char	*peer;
 		} link, restarted, remove;
+		struct {
+			const char	*sponsor;	/* roster name */
+			const char	*address;	/* "host:port" */
+		} join;
 	} u;
 };
 

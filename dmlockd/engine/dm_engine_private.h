@@ -312,6 +312,9 @@ void		 dm_membership_sponsor_hint(struct dm_engine *e, const char *peer);
 void		 dm_membership_note_sender(struct dm_engine *e, const char *peer,
 		    const struct dm_msg *m);
 void		 dm_membership_vote_start(struct dm_engine *e, dm_slot_t slot);
+/* DM_EV_JOIN: a node alone joins a cluster through sponsor at address. */
+int		 dm_membership_join_cluster(struct dm_engine *e, const char *sponsor,
+		    const char *address);
 int		 dm_membership_on_stranger(struct dm_engine *e, const char *peer,
 		    const struct dm_msg *m);
 void		 dm_membership_stranger_linked(struct dm_engine *e, const char *peer);

@@ -892,6 +892,33 @@ sponsor_candidate_add(struct dm_engine *e, const char *name, const char *address
 }
 
 
+int
+dm_membership_join_cluster(struct dm_engine *e, const char *sponsor, const char *address)
+{
+	size_t nlen = sponsor != NULL ? strlen(sponsor) : 0;
+	size_t alen = address != NULL ? strlen(address) : 0;
+
+	if (sponsor == NULL || !dm_node_name_valid(sponsor, nlen) || alen == 0 || alen > DM_ADDRESS_MAX ||
+	    strcmp(sponsor, e->nodes[e->self].name) == 0)
+		return -EINVAL;
+	if (e->membership != DM_MEMBER_ACTIVE || dm_roster_size(e) > 1)
+		return -EISCONN;
+	if (e->held_local > 0 || e->waiting_local > 0)
+		return -EBUSY;
+	/* A new identity, as for a rejoin: whatever a cluster may remember of
+	 * a node of this name (it was removed, then ran alone) is another
+	 * incarnation.  Fencing tokens go on from this node's highest, so no
+	 * resource sees one go backwards. */
+	e->incarnation += (uint64_t)1 << 48;
+	e->nodes[e->self].incarnation = e->incarnation;
+	e->incarnation_since = e->now;
+	e->n_sponsors = 0;
+	e->sponsor_next = 0;
+	sponsor_candidate_add(e, sponsor, address);
+	dm_membership_join_start(e);
+	return 0;
+}
+
 void
 dm_membership_join_start(struct dm_engine *e)
 {

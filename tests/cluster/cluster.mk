@@ -17,6 +17,7 @@ cluster_tests = \
 	tests/cluster/22-freeze-rejoin.sh \
 	tests/cluster/30-sponsor-join.sh \
 	tests/cluster/31-graceful-leave.sh \
+	tests/cluster/32-runtime-join.sh \
 	tests/cluster/40-cron-nonblock.sh \
 	tests/cluster/50-tls-refusals.sh \
 	tests/cluster/51-handshake-mismatch.sh \

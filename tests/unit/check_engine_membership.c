@@ -11,6 +11,11 @@
 
 static struct h_cluster C;
 
+/* The harness's message helpers on this file's cluster. */
+#define inject(from, to, m)	h_inject(&C, (from), (to), (m))
+#define queued(from, to, kind)	h_queued(&C, (from), (to), (kind))
+#define unqueue(from, to, kind)	h_unqueue(&C, (from), (to), (kind))
+
 static void
 teardown(void)
 {
@@ -23,48 +28,8 @@ granted(uint64_t h)
 	return h_find(&C, DM_FX_GRANT, h) != NULL;
 }
 
-/* Deliver one hand-made message from node `from` to node `to`. */
-static void
-inject(int from, int to, struct dm_msg *m)
-{
-	struct dm_event ev = { .type = DM_EV_RECEIVE,
-	    .u.receive = { .peer = C.names[from], .msg = m } };
 
-	ck_assert_int_eq(h_step(&C, to, &ev), 0);
-}
 
-/* The last queued (undelivered) message of kind from -> to, or NULL. */
-static const struct dm_msg *
-queued(int from, int to, uint8_t kind)
-{
-	for (size_t i = C.qtail; i-- > C.qhead;) {
-		const struct h_packet *p = &C.q[i % H_QUEUE];
-		if (p->from == from && p->to == to && p->msg.kind == kind)
-			return &p->msg;
-	}
-	return NULL;
-}
-
-/* Take the first queued message of kind from -> to out of the queue. */
-static struct h_packet
-unqueue(int from, int to, uint8_t kind)
-{
-	struct h_packet p;
-
-	memset(&p, 0, sizeof(p));
-	for (size_t i = C.qhead; i < C.qtail; i++) {
-		if (C.q[i % H_QUEUE].from != from || C.q[i % H_QUEUE].to != to ||
-		    C.q[i % H_QUEUE].msg.kind != kind)
-			continue;
-		p = C.q[i % H_QUEUE];
-		for (size_t j = i; j + 1 < C.qtail; j++)
-			C.q[j % H_QUEUE] = C.q[(j + 1) % H_QUEUE];
-		C.qtail--;
-		return p;
-	}
-	ck_abort_msg("no queued message of kind %u from %d to %d", kind, from, to);
-	return p;
-}
 
 static void
 subject_msg(struct dm_msg *m, uint8_t kind, const char *subject, uint64_t incarnation)
@@ -500,6 +465,101 @@ START_TEST(test_joiner_points_joiners_at_its_sponsor)
 }
 END_TEST
 
+START_TEST(test_announcement_ends_joined_vote)
+{
+	/* Hierarchical 181/6 (pause): members agreed to node1's vote on the
+	 * paused node0, then ignored node1's announcement (one was sponsoring
+	 * node0's rejoin); their agreement stood for ever and the rejoined
+	 * node0 never got a lease ack again.  The prober's announcement ends
+	 * the vote whatever the member makes of it -- here it is ignored as
+	 * being about another incarnation than the one listed. */
+	struct dm_msg m;
+	size_t acks;
+
+	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
+	learn_incarnations();
+	C.down[2] = true;
+	h_advance(&C, C.now + 8000);			/* node2 silent past T_fail */
+	C.down[2] = false;
+	subject_msg(&m, DM_MSG_SUSPECT, "node2", 1);
+	m.serial = 1;
+	m.arg = 3;
+	inject(1, 0, &m);
+	ck_assert_uint_eq(queued(0, 1, DM_MSG_SUSPECT_VOTE)->arg, 1);
+	memset(&m, 0, sizeof(m));
+	m.kind = DM_MSG_HEARTBEAT;
+	m.serial = 5;
+	m.incarnation = 1;
+	acks = C.sent_kind[DM_MSG_HEARTBEAT_ACK];
+	inject(2, 0, &m);
+	ck_assert_uint_eq(C.sent_kind[DM_MSG_HEARTBEAT_ACK], acks);	/* the vote holds */
+	subject_msg(&m, DM_MSG_NODE_FAILED, "node2", 77);	/* not the listed incarnation */
+	m.epoch = 3;
+	inject(1, 0, &m);
+	ck_assert_int_ge(h_index(&C, "node2"), 0);
+	memset(&m, 0, sizeof(m));
+	m.kind = DM_MSG_HEARTBEAT;
+	m.serial = 6;
+	m.incarnation = 1;
+	acks = C.sent_kind[DM_MSG_HEARTBEAT_ACK];
+	inject(2, 0, &m);
+	ck_assert_uint_eq(C.sent_kind[DM_MSG_HEARTBEAT_ACK], acks + 1);
+}
+END_TEST
+
+START_TEST(test_runtime_join_through_a_sponsor)
+{
+	/* DM_EV_JOIN (dmlock join): node2 ran alone and granted a token;
+	 * refused while it holds a lock, then joins node0+node1 through node0,
+	 * serves, and its fencing tokens keep growing. */
+	struct dm_engine_config cfg;
+	struct dm_event ev = { .type = DM_EV_JOIN,
+	    .u.join = { .sponsor = "node0", .address = "127.0.0.1:2" } };
+	const struct h_fx *g;
+	uint64_t alone;
+
+	h_init(&C, 2, DM_FAILURE_MAJORITY, 0);
+	C.n = 3;
+	snprintf(C.names[2], sizeof(C.names[2]), "node2");
+	h_config(&cfg, "node2", NULL, 0);
+	ck_assert_int_eq(dm_engine_new(&cfg, &C.e[2]), 0);
+	ck_assert_int_eq(h_step(&C, 2, &(struct dm_event){ .type = DM_EV_TICK }), 0);
+	h_acquire(&C, 2, 1, "a", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&C);
+	ck_assert(granted(1));
+	alone = h_find(&C, DM_FX_GRANT, 1)->token;
+	ck_assert_int_eq(h_step(&C, 2, &ev), -EBUSY);		/* a lock is held here */
+	ck_assert_int_eq(h_release(&C, 2, 1), 0);
+	ck_assert_int_eq(h_step(&C, 0, &ev), -EINVAL);		/* itself */
+	ev.u.join.sponsor = "node1";
+	ck_assert_int_eq(h_step(&C, 0, &ev), -EISCONN);	/* already in a cluster */
+	ev.u.join.address = "";
+	ck_assert_int_eq(h_step(&C, 2, &ev), -EINVAL);
+	ev.u.join.sponsor = "node0";
+	ev.u.join.address = "127.0.0.1:2";
+	ck_assert_int_eq(h_step(&C, 2, &ev), 0);
+	h_pump(&C);
+	h_advance(&C, C.now + 30000);
+	for (int i = 0; i < 3; i++)
+		ck_assert_uint_eq(h_roster(&C, i), 3);
+	ck_assert(h_ready(&C, 2));
+	ck_assert_int_eq(h_step(&C, 2, &ev), -EISCONN);	/* joined now */
+	h_acquire(&C, 2, 2, "a", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&C);
+	h_advance(&C, C.now + 100);
+	g = h_find(&C, DM_FX_GRANT, 2);
+	ck_assert_ptr_nonnull(g);
+	ck_assert_uint_gt(g->token, alone);
+	ck_assert_int_eq(h_release(&C, 2, 2), 0);
+	h_pump(&C);
+	h_acquire(&C, 1, 3, "a", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&C);
+	h_advance(&C, C.now + 100);
+	ck_assert_ptr_nonnull(h_find(&C, DM_FX_GRANT, 3));
+	ck_assert_uint_gt(h_find(&C, DM_FX_GRANT, 3)->token, g->token);
+}
+END_TEST
+
 START_TEST(test_stale_epoch_node_add_ignored)
 {
 	/* RCV-E2 (rcv 190/7, pause): a removed sponsor's NODE_ADD, delayed
@@ -554,6 +614,8 @@ membership_suite(void)
 	tcase_add_test(tc, test_new_epoch_grant_needs_fresh_lease_round);
 	tcase_add_test(tc, test_joiner_points_joiners_at_its_sponsor);
 	tcase_add_test(tc, test_stale_epoch_node_add_ignored);
+	tcase_add_test(tc, test_announcement_ends_joined_vote);
+	tcase_add_test(tc, test_runtime_join_through_a_sponsor);
 	suite_add_tcase(s, tc);
 	return s;
 }

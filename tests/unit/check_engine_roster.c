@@ -8,6 +8,11 @@
 
 static struct h_cluster C;
 
+/* The harness's message helpers on this file's cluster. */
+#define inject(from, to, m)	h_inject(&C, (from), (to), (m))
+#define queued(from, to, kind)	h_queued(&C, (from), (to), (kind))
+#define unqueue(from, to, kind)	h_unqueue(&C, (from), (to), (kind))
+
 static void
 teardown(void)
 {
@@ -242,27 +247,7 @@ START_TEST(test_grow_from_standalone_gets_deadline)
 }
 END_TEST
 
-/* Deliver one hand-made message from node `from` to node `to`. */
-static void
-inject(int from, int to, struct dm_msg *m)
-{
-	struct dm_event ev = { .type = DM_EV_RECEIVE,
-	    .u.receive = { .peer = C.names[from], .msg = m } };
 
-	ck_assert_int_eq(h_step(&C, to, &ev), 0);
-}
-
-/* The last queued (undelivered) message of kind from -> to, or NULL. */
-static const struct dm_msg *
-queued(int from, int to, uint8_t kind)
-{
-	for (size_t i = C.qtail; i-- > C.qhead;) {
-		const struct h_packet *p = &C.q[i % H_QUEUE];
-		if (p->from == from && p->to == to && p->msg.kind == kind)
-			return &p->msg;
-	}
-	return NULL;
-}
 
 static void
 suspect_msg(struct dm_msg *m, const char *subject, uint64_t serial, uint64_t epoch)
@@ -574,26 +559,6 @@ START_TEST(test_no_lone_decision_right_after_freeze)
 }
 END_TEST
 
-/* Take the first queued message of kind from -> to out of the queue. */
-static struct h_packet
-unqueue(int from, int to, uint8_t kind)
-{
-	struct h_packet p;
-
-	memset(&p, 0, sizeof(p));
-	for (size_t i = C.qhead; i < C.qtail; i++) {
-		if (C.q[i % H_QUEUE].from != from || C.q[i % H_QUEUE].to != to ||
-		    C.q[i % H_QUEUE].msg.kind != kind)
-			continue;
-		p = C.q[i % H_QUEUE];
-		for (size_t j = i; j + 1 < C.qtail; j++)
-			C.q[j % H_QUEUE] = C.q[(j + 1) % H_QUEUE];
-		C.qtail--;
-		return p;
-	}
-	ck_abort_msg("no queued message of kind %u from %d to %d", kind, from, to);
-	return p;
-}
 
 START_TEST(test_stale_join_never_erases_live_member)
 {

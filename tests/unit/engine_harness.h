@@ -329,4 +329,47 @@ h_count(const struct h_cluster *c, enum dm_effect_type type)
 	return n;
 }
 
+/* Deliver one hand-made message from node `from` to node `to`. */
+static inline void
+h_inject(struct h_cluster *c, int from, int to, struct dm_msg *m)
+{
+	struct dm_event ev = { .type = DM_EV_RECEIVE,
+	    .u.receive = { .peer = c->names[from], .msg = m } };
+
+	ck_assert_int_eq(h_step(c, to, &ev), 0);
+}
+
+/* The last queued (undelivered) message of kind from -> to, or NULL. */
+static inline const struct dm_msg *
+h_queued(const struct h_cluster *c, int from, int to, uint8_t kind)
+{
+	for (size_t i = c->qtail; i-- > c->qhead;) {
+		const struct h_packet *p = &c->q[i % H_QUEUE];
+		if (p->from == from && p->to == to && p->msg.kind == kind)
+			return &p->msg;
+	}
+	return NULL;
+}
+
+/* Take the first queued message of kind from -> to out of the queue. */
+static inline struct h_packet
+h_unqueue(struct h_cluster *c, int from, int to, uint8_t kind)
+{
+	struct h_packet p;
+
+	memset(&p, 0, sizeof(p));
+	for (size_t i = c->qhead; i < c->qtail; i++) {
+		if (c->q[i % H_QUEUE].from != from || c->q[i % H_QUEUE].to != to ||
+		    c->q[i % H_QUEUE].msg.kind != kind)
+			continue;
+		p = c->q[i % H_QUEUE];
+		for (size_t j = i; j + 1 < c->qtail; j++)
+			c->q[j % H_QUEUE] = c->q[(j + 1) % H_QUEUE];
+		c->qtail--;
+		return p;
+	}
+	ck_abort_msg("no queued message of kind %u from %d to %d", kind, from, to);
+	return p;
+}
+
 #endif /* ENGINE_HARNESS_H */
