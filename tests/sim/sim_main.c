@@ -34,6 +34,9 @@ usage(FILE *out)
 	    "  --faults / --no-faults   inject faults (default) or not\n"
 	    "  --fault-mask HEX     subset of faults: 1 crash, 2 pause, 4 partition, 8 link,\n"
 	    "                       10 leave, 20 join, 40 clock drift (default 7f)\n"
+	    "  --rotate-faults      one kind of the mask per seed, rotating as the make-check\n"
+	    "                       gate does (every tenth seed fault-free, exact counts)\n"
+
 	    "  --partition-any      partitions may cut off a majority, not only minorities\n"
 	    "  --workload random|forever|light|heavy\n"
 	    "  --no-shared          exclusive requests only\n"
@@ -165,13 +168,34 @@ run_metrics(struct sim_config *base, uint64_t nlo, uint64_t nhi)
 	return failed ? 1 : 0;
 }
 
+/* --rotate-faults: seed s runs one fault kind of mask, in the order and
+ * rotation of tests/sim/check_sim_random.c's gate; every tenth seed is
+ * fault-free (exact message counts). */
+static uint32_t
+rotated_faults(uint32_t mask, uint64_t s)
+{
+	static const uint32_t order[] = {
+		SIM_F_CRASH, SIM_F_PAUSE, SIM_F_PARTITION, SIM_F_LINK, SIM_F_LEAVE, SIM_F_JOIN,
+		SIM_F_DRIFT,
+	};
+	uint32_t kinds[sizeof(order) / sizeof(order[0])];
+	size_t n = 0;
+
+	if (s % 10 == 0)
+		return 0;
+	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
+		if (mask & order[i])
+			kinds[n++] = order[i];
+	return n == 0 ? 0 : kinds[(s / 10 + s) % n];
+}
+
 int
 main(int argc, char **argv)
 {
 	enum {
 		O_SEED = 256, O_SEEDS, O_NODES, O_ALGO, O_POLICY, O_FAULTS, O_NOFAULTS,
 		O_MASK, O_PANY, O_WORKLOAD, O_NOSHARED, O_BREAK, O_METRICS, O_TRACE,
-		O_FAULTMS, O_CALMMS, O_DELAY, O_MAXREP, O_QUIET, O_HELP, O_CONST,
+		O_FAULTMS, O_CALMMS, O_DELAY, O_MAXREP, O_QUIET, O_HELP, O_CONST, O_ROTATE,
 	};
 	static const struct option opts[] = {
 		{ "seed", required_argument, NULL, O_SEED },
@@ -193,6 +217,7 @@ main(int argc, char **argv)
 		{ "delay-us", required_argument, NULL, O_DELAY },
 		{ "max-reports", required_argument, NULL, O_MAXREP },
 		{ "quiet", no_argument, NULL, O_QUIET },
+		{ "rotate-faults", no_argument, NULL, O_ROTATE },
 		{ "constant-delay", no_argument, NULL, O_CONST },
 		{ "help", no_argument, NULL, O_HELP },
 		{ NULL, 0, NULL, 0 },
@@ -200,7 +225,9 @@ main(int argc, char **argv)
 	struct sim_config cfg = { .shared = true, .faults = SIM_F_ALL };
 	uint64_t slo = 1, shi = 100, nlo = 3, nhi = 3, v;
 	uint64_t max_reports = 3, reported = 0, failed = 0;
-	bool metrics = false, quiet = false;
+	bool metrics = false, quiet = false, rotate = false;
+	enum sim_workload workload;
+	uint32_t mask;
 	struct size_stats *stats;
 	int o, r;
 
@@ -290,6 +317,9 @@ main(int argc, char **argv)
 		case O_QUIET:
 			quiet = true;
 			break;
+		case O_ROTATE:
+			rotate = true;
+			break;
 		case O_CONST:
 			cfg.constant_delay = true;
 			break;
@@ -308,10 +338,16 @@ main(int argc, char **argv)
 	stats = calloc(nhi + 1, sizeof(*stats));
 	if (!stats)
 		return 2;
+	mask = cfg.faults;
+	workload = cfg.workload;
 	for (uint64_t s = slo; s <= shi; s++) {
 		struct sim_result res;
 
 		cfg.seed = s;
+		if (rotate) {
+			cfg.faults = rotated_faults(mask, s);
+			cfg.workload = cfg.faults == 0 ? SIM_W_FOREVER : workload;
+		}
 		cfg.nodes = (unsigned)(nlo + s % (nhi - nlo + 1));
 		cfg.report = reported < max_reports ? stderr : NULL;
 		r = sim_run(&cfg, &res);
@@ -336,9 +372,10 @@ main(int argc, char **argv)
 			    s - slo + 1, failed);
 	}
 	printf("dmlock-sim: seeds %" PRIu64 "..%" PRIu64 " nodes %" PRIu64 "-%" PRIu64
-	    " algorithm %s policy %s faults %#x: %" PRIu64 " runs, %" PRIu64 " violations\n",
+	    " algorithm %s policy %s faults %#x%s: %" PRIu64 " runs, %" PRIu64 " violations\n",
 	    slo, shi, nlo, nhi, cfg.algorithm ? cfg.algorithm : "ricart-agrawala",
-	    cfg.policy == DM_FAILURE_PAPER ? "paper" : "majority", cfg.faults,
+	    cfg.policy == DM_FAILURE_PAPER ? "paper" : "majority", mask,
+	    rotate ? " (one kind per seed)" : "",
 	    shi - slo + 1, failed);
 	for (uint64_t n = nlo; n <= nhi; n++)
 		if (stats[n].runs)
