@@ -109,6 +109,17 @@ static int64_t age_ms(const char *since, uint64_t now_ms)
 	return (int64_t)(now_ms - t);
 }
 
+/* "1.2s ago" / "-" from a LOCK line's since field. */
+static void since_text(const struct status_line *l, uint64_t now_ms, char *buf, size_t size)
+{
+	int64_t age = age_ms(l->field[5], now_ms);
+
+	if (age >= 0)
+		snprintf(buf, size, "%" PRId64 ".%01" PRId64 "s ago", age / 1000, (age % 1000) / 100);
+	else
+		snprintf(buf, size, "-");
+}
+
 static size_t count_kind(const struct status_report *r, const char *kind, unsigned min_fields)
 {
 	size_t n = 0;
@@ -179,15 +190,11 @@ void status_report_print_text(const struct status_report *r, const char *socket_
 			"SINCE", "PID", "UID");
 	for (size_t i = 0; i < r->n_lines; i++) {
 		const struct status_line *l = &r->lines[i];
-		char since[32] = "-";
-		int64_t age;
+		char since[32];
 
 		if (!is_kind(l, "LOCK", LOCK_FIELDS))
 			continue;
-		age = age_ms(l->field[5], now_ms);
-		if (age >= 0)
-			snprintf(since, sizeof(since), "%" PRId64 ".%01" PRId64 "s ago", age / 1000,
-				 (age % 1000) / 100);
+		since_text(l, now_ms, since, sizeof(since));
 		fprintf(out, "  %-32s %-9s %-7s %10s %10s %8s %6s\n", l->field[1], mode_word(l->field[2]),
 			l->field[3], strcmp(l->field[4], "0") == 0 ? "-" : l->field[4], since, l->field[6],
 			l->field[7]);
@@ -221,6 +228,39 @@ static void json_number(FILE *out, const char *s)
 		fputs(s, out);
 	else
 		fputs("null", out);
+}
+
+/* One LOCK line as a JSON object; with_node: a LOCKS answer's line (its
+ * tenth field, the node, follows the state). */
+static void lock_json(const struct status_line *l, bool with_node, uint64_t now_ms, FILE *out)
+{
+	int64_t age = age_ms(l->field[5], now_ms);
+
+	fputs("{\"name\":", out);
+	json_string(out, l->field[1]);
+	fputs(",\"mode\":", out);
+	json_string(out, mode_word(l->field[2]));
+	fputs(",\"state\":", out);
+	json_string(out, l->field[3]);
+	if (with_node) {
+		fputs(",\"node\":", out);
+		json_string(out, l->field[9]);
+	}
+	fputs(",\"token\":", out);
+	json_number(out, l->field[4]);
+	fputs(",\"since_boottime_ms\":", out);
+	json_number(out, l->field[5]);
+	if (age >= 0)
+		fprintf(out, ",\"age_ms\":%" PRId64, age);
+	else
+		fputs(",\"age_ms\":null", out);
+	fputs(",\"pid\":", out);
+	json_number(out, l->field[6]);
+	fputs(",\"uid\":", out);
+	json_number(out, l->field[7]);
+	fputs(",\"request_id\":", out);
+	json_string(out, l->field[8]);
+	fputc('}', out);
 }
 
 void status_report_print_json(const struct status_report *r, const char *socket_path,
@@ -296,33 +336,10 @@ void status_report_print_json(const struct status_report *r, const char *socket_
 	fputs("],\"locks\":[", out);
 	sep = "";
 	for (size_t i = 0; i < r->n_lines; i++) {
-		const struct status_line *l = &r->lines[i];
-		int64_t age;
-
-		if (!is_kind(l, "LOCK", LOCK_FIELDS))
+		if (!is_kind(&r->lines[i], "LOCK", LOCK_FIELDS))
 			continue;
-		fprintf(out, "%s{\"name\":", sep);
-		json_string(out, l->field[1]);
-		fputs(",\"mode\":", out);
-		json_string(out, mode_word(l->field[2]));
-		fputs(",\"state\":", out);
-		json_string(out, l->field[3]);
-		fputs(",\"token\":", out);
-		json_number(out, l->field[4]);
-		fputs(",\"since_boottime_ms\":", out);
-		json_number(out, l->field[5]);
-		age = age_ms(l->field[5], now_ms);
-		if (age >= 0)
-			fprintf(out, ",\"age_ms\":%" PRId64, age);
-		else
-			fputs(",\"age_ms\":null", out);
-		fputs(",\"pid\":", out);
-		json_number(out, l->field[6]);
-		fputs(",\"uid\":", out);
-		json_number(out, l->field[7]);
-		fputs(",\"request_id\":", out);
-		json_string(out, l->field[8]);
-		fputc('}', out);
+		fputs(sep, out);
+		lock_json(&r->lines[i], false, now_ms, out);
 		sep = ",";
 	}
 	fputc(']', out);
@@ -342,15 +359,11 @@ void status_report_print_locks_text(const struct status_report *r, const char *n
 			"NODE", "TOKEN", "SINCE", "PID", "UID");
 	for (size_t i = 0; i < r->n_lines; i++) {
 		const struct status_line *l = &r->lines[i];
-		char since[32] = "-";
-		int64_t age;
+		char since[32];
 
 		if (!is_kind(l, "LOCK", LOCKS_FIELDS))
 			continue;
-		age = age_ms(l->field[5], now_ms);
-		if (age >= 0)
-			snprintf(since, sizeof(since), "%" PRId64 ".%01" PRId64 "s ago", age / 1000,
-				 (age % 1000) / 100);
+		since_text(l, now_ms, since, sizeof(since));
 		fprintf(out, "  %-32s %-9s %-7s %-16s %10s %12s %8s %6s\n", l->field[1],
 			mode_word(l->field[2]), l->field[3], l->field[9],
 			strcmp(l->field[4], "0") == 0 ? "-" : l->field[4], since, l->field[6], l->field[7]);
@@ -366,35 +379,10 @@ void status_report_print_locks_json(const struct status_report *r, const char *n
 	json_string(out, node);
 	fputs(",\"scope\":\"local\",\"locks\":[", out);
 	for (size_t i = 0; i < r->n_lines; i++) {
-		const struct status_line *l = &r->lines[i];
-		int64_t age;
-
-		if (!is_kind(l, "LOCK", LOCKS_FIELDS))
+		if (!is_kind(&r->lines[i], "LOCK", LOCKS_FIELDS))
 			continue;
-		fprintf(out, "%s{\"name\":", sep);
-		json_string(out, l->field[1]);
-		fputs(",\"mode\":", out);
-		json_string(out, mode_word(l->field[2]));
-		fputs(",\"state\":", out);
-		json_string(out, l->field[3]);
-		fputs(",\"node\":", out);
-		json_string(out, l->field[9]);
-		fputs(",\"token\":", out);
-		json_number(out, l->field[4]);
-		fputs(",\"since_boottime_ms\":", out);
-		json_number(out, l->field[5]);
-		age = age_ms(l->field[5], now_ms);
-		if (age >= 0)
-			fprintf(out, ",\"age_ms\":%" PRId64, age);
-		else
-			fputs(",\"age_ms\":null", out);
-		fputs(",\"pid\":", out);
-		json_number(out, l->field[6]);
-		fputs(",\"uid\":", out);
-		json_number(out, l->field[7]);
-		fputs(",\"request_id\":", out);
-		json_string(out, l->field[8]);
-		fputc('}', out);
+		fputs(sep, out);
+		lock_json(&r->lines[i], true, now_ms, out);
 		sep = ",";
 	}
 	fputs("]}\n", out);
