@@ -22,14 +22,8 @@ teardown(void)
 	h_fini(&C);
 }
 
-static bool
-granted(uint64_t h)
-{
-	return h_find(&C, DM_FX_GRANT, h) != NULL;
-}
-
-
-
+/* Whether client handle h of this file's cluster was granted. */
+#define granted(h)	h_granted(&C, (h))
 
 static void
 subject_msg(struct dm_msg *m, uint8_t kind, const char *subject, uint64_t incarnation)

@@ -19,11 +19,8 @@ teardown(void)
 	h_fini(&C);
 }
 
-static bool
-granted(uint64_t h)
-{
-	return h_find(&C, DM_FX_GRANT, h) != NULL;
-}
+/* Whether client handle h of this file's cluster was granted. */
+#define granted(h)	h_granted(&C, (h))
 
 START_TEST(test_join_through_sponsor)
 {
@@ -246,8 +243,6 @@ START_TEST(test_grow_from_standalone_gets_deadline)
 	ck_assert_uint_gt(h_find(&C, DM_FX_GRANT, 2)->token, h_find(&C, DM_FX_GRANT, 1)->token);
 }
 END_TEST
-
-
 
 static void
 suspect_msg(struct dm_msg *m, const char *subject, uint64_t serial, uint64_t epoch)
@@ -558,7 +553,6 @@ START_TEST(test_no_lone_decision_right_after_freeze)
 	ck_assert_uint_gt(C.sent_kind[DM_MSG_NODE_FAILED], failed_before);
 }
 END_TEST
-
 
 START_TEST(test_stale_join_never_erases_live_member)
 {

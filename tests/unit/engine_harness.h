@@ -329,6 +329,13 @@ h_count(const struct h_cluster *c, enum dm_effect_type type)
 	return n;
 }
 
+/* Whether client handle h was granted (at any time). */
+static inline bool
+h_granted(const struct h_cluster *c, uint64_t h)
+{
+	return h_find(c, DM_FX_GRANT, h) != NULL;
+}
+
 /* Deliver one hand-made message from node `from` to node `to`. */
 static inline void
 h_inject(struct h_cluster *c, int from, int to, struct dm_msg *m)
