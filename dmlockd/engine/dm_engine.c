@@ -359,6 +359,13 @@ dm_msg_sender_incarnation(const struct dm_msg *m)
 	return msg_has_subject(m) ? m->seq : m->incarnation;
 }
 
+static bool
+msg_is_roster_lock(const struct dm_msg *m)
+{
+	return m->lock_len == strlen(DM_ROSTER_LOCK) &&
+	    memcmp(m->lock, DM_ROSTER_LOCK, m->lock_len) == 0;
+}
+
 static int
 engine_receive(struct dm_engine *e, const char *peer, const struct dm_msg *m)
 {
@@ -402,8 +409,7 @@ engine_receive(struct dm_engine *e, const char *peer, const struct dm_msg *m)
 		/* The one exception: a sponsor that already counts us must get
 		 * our permission for the roster lock (we never want it), or no
 		 * sponsor could ever finish our join. */
-		bool roster_lock = m->lock_len == strlen(DM_ROSTER_LOCK) &&
-		    memcmp(m->lock, DM_ROSTER_LOCK, m->lock_len) == 0;
+		bool roster_lock = msg_is_roster_lock(m);
 		if (roster_lock || e->algo->joining_receive != NULL) {
 			bool transient = from == DM_SLOT_NONE &&
 			    dm_roster_add_member(e, peer, "", m->incarnation, false) == 0;
@@ -423,6 +429,21 @@ engine_receive(struct dm_engine *e, const char *peer, const struct dm_msg *m)
 		return 0;
 	if (from == DM_SLOT_NONE || from == e->self)
 		return dm_roster_receive(e, from, peer, m);	/* tells it to rejoin */
+	if (e->rx_other_incarnation && !msg_is_roster_lock(m)) {
+		/* Another incarnation than the one we list speaks under that
+		 * name: a dead one's late message, or a new one whose NODE_ADD
+		 * has not reached us yet.  Its requests and answers must not be
+		 * booked under the listed entry: when the NODE_ADD replaces the
+		 * entry, peer_gone() takes every reply owed as given and forgets
+		 * the REPLY we deferred, while the live process is mid-request
+		 * (seed 9629/14, crashes: two holders).  The new incarnation's
+		 * sponsor retries until we have it, and its probes ask again.
+		 * Not on the roster lock: a joiner's permission for a sponsor's
+		 * roster lock (it never wants that lock itself) is what lets a
+		 * sponsor that still lists the old incarnation finish at all
+		 * (seeds 255/8, 84/13, crashes). */
+		return 0;
+	}
 	if (!e->rx_other_incarnation)
 		dm_membership_heard(e, from);	/* (news about the listed incarnation only) */
 	if (e->nodes[from].incarnation == 0 && !e->nodes[from].condemned)

@@ -301,6 +301,8 @@ int		 dm_roster_remove_admin(struct dm_engine *e, const char *peer);
 void		 dm_roster_lock_permitted(struct dm_engine *e, struct dm_lock *l);
 bool		 dm_roster_ready(const struct dm_engine *e);
 void		 dm_roster_erase(struct dm_engine *e, dm_slot_t slot);
+int		 dm_roster_replace(struct dm_engine *e, dm_slot_t slot, const char *name,
+		    const char *address, uint64_t incarnation);
 void		 dm_roster_erase_quiet(struct dm_engine *e, dm_slot_t slot);
 int		 dm_roster_add_member(struct dm_engine *e, const char *name, const char *address,
 		    uint64_t incarnation, bool announce);

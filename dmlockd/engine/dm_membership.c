@@ -1227,12 +1227,13 @@ on_node_add(struct dm_engine *e, dm_slot_t from, const char *peer, const struct 
 		if (old != DM_SLOT_NONE && e->nodes[old].incarnation != m->incarnation &&
 		    from == DM_SLOT_NONE)
 			old = DM_SLOT_NONE;	/* (the add below finds it: EEXIST) */
-		else if (old != DM_SLOT_NONE && e->nodes[old].incarnation != m->incarnation) {
+		if (old != DM_SLOT_NONE && e->nodes[old].incarnation != m->incarnation) {
 			/* A new incarnation: the sponsor already removed the old one
-			 * (after the restart wait); we may not have heard yet. */
-			dm_roster_erase(e, old);
-		}
-		r = dm_roster_add_member(e, m->node, m->address, m->incarnation, true);
+			 * (after the restart wait); we may not have heard yet.  The
+			 * live one may hold what we ask for (dm_roster_replace). */
+			r = dm_roster_replace(e, old, m->node, m->address, m->incarnation);
+		} else
+			r = dm_roster_add_member(e, m->node, m->address, m->incarnation, true);
 		if (r < 0 && r != -EEXIST)
 			return r;
 		dm_slot_t added = dm_roster_find(e, m->node, m->node_len);

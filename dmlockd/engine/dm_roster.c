@@ -118,6 +118,49 @@ dm_roster_erase(struct dm_engine *e, dm_slot_t slot)
 	dm_membership_progress(e);
 }
 
+static void
+withdraw_requesting(struct dm_engine *e, struct dm_lock *l, void *arg)
+{
+	(void)arg;
+	if (l->phase != DM_PHASE_REQUESTING || strcmp(l->name, DM_ROSTER_LOCK) == 0)
+		return;
+	e->algo->withdraw(e, l);
+	l->phase = DM_PHASE_IDLE;
+}
+
+static void
+request_again(struct dm_engine *e, struct dm_lock *l, void *arg)
+{
+	(void)arg;
+	if (l->phase == DM_PHASE_IDLE && l->waiters.head != NULL)
+		dm_local_reconcile(e, l);
+}
+
+/* Replace slot's entry with another incarnation of the same name.  Unlike
+ * a removal, the name stays a member, and a request of ours sent to it
+ * went to whichever incarnation answered that name: the live one may be
+ * deferring it.  Taking its reply as given when the old entry goes (what
+ * a removal does) let us enter beside it (seed 9629/14, crashes: a late
+ * NODE_ADD replaced the entry of a node that held the lock).  So every
+ * request we have out is withdrawn first and asked again of the new
+ * roster; a lock we hold stays held (the new incarnation needs our
+ * permission, which we defer as usual).  The roster lock is the
+ * sponsor's business (it holds or gives it up itself). */
+int
+dm_roster_replace(struct dm_engine *e, dm_slot_t slot, const char *name, const char *address,
+    uint64_t incarnation)
+{
+	int r;
+
+	if (slot >= DM_NODES_MAX || !e->nodes[slot].used || slot == e->self)
+		return -EINVAL;
+	dm_table_lock_foreach(e, withdraw_requesting, NULL);
+	dm_roster_erase(e, slot);
+	r = dm_roster_add_member(e, name, address, incarnation, true);
+	dm_table_lock_foreach(e, request_again, NULL);
+	return r;
+}
+
 /* Undo a transient entry that no lock state refers to: no effects. */
 void
 dm_roster_erase_quiet(struct dm_engine *e, dm_slot_t slot)

@@ -587,6 +587,73 @@ START_TEST(test_stale_epoch_node_add_ignored)
 }
 END_TEST
 
+START_TEST(test_replaced_entry_is_asked_again)
+{
+	/* 9629/14 (crash): node0 listed an old incarnation of node1 while
+	 * node1's new incarnation held lock x and deferred node0's request.
+	 * A late NODE_ADD replaced the entry; the erase took node1's reply as
+	 * given and node0 entered beside the holder.  A replacement keeps
+	 * the name a member: node0 asks again and waits for its answer. */
+	struct dm_msg m;
+	size_t requests;
+
+	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
+	learn_incarnations();
+	h_acquire(&C, 1, 1, "x", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&C);
+	ck_assert(granted(1));
+	h_acquire(&C, 0, 2, "x", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&C);					/* node1 defers, node2 replies */
+	ck_assert(!granted(2));
+	requests = C.sent_kind[DM_RA_REQUEST];
+	subject_msg(&m, DM_MSG_NODE_ADD, "node1", 77);	/* node1's "new" incarnation */
+	m.serial = 4;
+	inject(2, 0, &m);
+	ck_assert_uint_eq(h_roster(&C, 0), 3);
+	ck_assert(!granted(2));
+	ck_assert_ptr_nonnull(queued(0, 1, DM_RA_REQUEST));
+	ck_assert_uint_eq(C.sent_kind[DM_RA_REQUEST], requests + 2);
+}
+END_TEST
+
+START_TEST(test_other_incarnation_books_nothing)
+{
+	/* 9629/14: requests of an incarnation we do not list were deferred
+	 * under the listed entry, and a replacement forgot them.  Only the
+	 * listed incarnation speaks for the entry on a user lock: node0,
+	 * holding x, neither defers nor answers a REQUEST from node1's
+	 * incarnation 77, and after the release owes node1 nothing. */
+	struct dm_msg m;
+	size_t replies;
+
+	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
+	learn_incarnations();
+	h_acquire(&C, 0, 1, "x", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&C);
+	ck_assert(granted(1));
+	memset(&m, 0, sizeof(m));
+	m.kind = DM_RA_REQUEST;
+	m.lock_len = 1;
+	memcpy(m.lock, "x", 2);
+	m.seq = 1000;					/* above every request so far */
+	m.incarnation = 77;
+	inject(1, 0, &m);
+	replies = C.sent_kind[DM_RA_REPLY];
+	ck_assert_int_eq(h_release(&C, 0, 1), 0);
+	ck_assert_ptr_null(queued(0, 1, DM_RA_REPLY));
+	ck_assert_uint_eq(C.sent_kind[DM_RA_REPLY], replies);
+	m.incarnation = 1;				/* the listed one is deferred as usual */
+	m.seq = 2000;
+	h_acquire(&C, 0, 3, "x", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&C);
+	ck_assert(granted(3));
+	inject(1, 0, &m);
+	ck_assert_ptr_null(queued(0, 1, DM_RA_REPLY));
+	ck_assert_int_eq(h_release(&C, 0, 3), 0);
+	ck_assert_ptr_nonnull(queued(0, 1, DM_RA_REPLY));
+}
+END_TEST
+
 static Suite *
 membership_suite(void)
 {
@@ -608,6 +675,8 @@ membership_suite(void)
 	tcase_add_test(tc, test_new_epoch_grant_needs_fresh_lease_round);
 	tcase_add_test(tc, test_joiner_points_joiners_at_its_sponsor);
 	tcase_add_test(tc, test_stale_epoch_node_add_ignored);
+	tcase_add_test(tc, test_replaced_entry_is_asked_again);
+	tcase_add_test(tc, test_other_incarnation_books_nothing);
 	tcase_add_test(tc, test_announcement_ends_joined_vote);
 	tcase_add_test(tc, test_runtime_join_through_a_sponsor);
 	suite_add_tcase(s, tc);
