@@ -180,6 +180,7 @@ struct dm_engine {
 	/* Roster. */
 	struct dm_node	 nodes[DM_NODES_MAX];
 	size_t		 n_nodes;
+	size_t		 slot_limit;	/* above every slot ever used: scans stop here */
 	dm_slot_t	 self;
 	uint64_t	 epoch;
 	uint64_t	 join_epoch;	/* epoch when we (re)joined: older removals are stale */

@@ -502,7 +502,7 @@ dm_membership_condemned(const struct dm_engine *e, dm_slot_t slot)
 		return true;
 	if (e->nodes[slot].condemned || e->vote_subject == slot)
 		return true;
-	for (size_t i = 0; i < DM_NODES_MAX; i++)
+	for (size_t i = 0; i < e->slot_limit; i++)
 		if (e->nodes[i].used && e->nodes[i].joined_vote_subject == slot)
 			return true;
 	return false;

@@ -29,6 +29,8 @@ roster_add(struct dm_engine *e, const char *name, const char *address, uint64_t 
 	struct dm_node *n = &e->nodes[free_slot];
 	memset(n, 0, sizeof(*n));
 	n->used = true;
+	if ((size_t)free_slot >= e->slot_limit)
+		e->slot_limit = (size_t)free_slot + 1;
 	n->name_len = (uint8_t)nlen;
 	memcpy(n->name, name, nlen + 1);
 	if (alen > 0)
@@ -239,7 +241,7 @@ dm_roster_find(const struct dm_engine *e, const char *name, size_t len)
 {
 	if (len == 0 || len > DM_NODE_NAME_MAX)
 		return DM_SLOT_NONE;
-	for (size_t i = 0; i < DM_NODES_MAX; i++)
+	for (size_t i = 0; i < e->slot_limit; i++)
 		if (e->nodes[i].used && e->nodes[i].name_len == len &&
 		    memcmp(e->nodes[i].name, name, len) == 0)
 			return (dm_slot_t)i;
@@ -263,7 +265,7 @@ dm_roster_next(const struct dm_engine *e, dm_slot_t after)
 {
 	size_t i = after == DM_SLOT_NONE ? 0 : (size_t)after + 1;
 
-	for (; i < DM_NODES_MAX; i++)
+	for (; i < e->slot_limit; i++)
 		if (e->nodes[i].used)
 			return (dm_slot_t)i;
 	return DM_SLOT_NONE;

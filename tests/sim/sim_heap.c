@@ -1,5 +1,5 @@
 /*
- * sim_heap.c: binary min-heap of struct sim_event ordered by (at, order).
+ * sim_heap.c: min-heap (4-ary) of struct sim_event ordered by (at, order).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -24,40 +24,44 @@ place(struct sim_heap *h, size_t i, const struct sim_event *ev)
 		*ev->track = i;
 }
 
-static void
-swap(struct sim_heap *h, size_t i, size_t j)
-{
-	struct sim_event t = h->ev[i];
-
-	place(h, i, &h->ev[j]);
-	place(h, j, &t);
-}
+/* A 4-ary heap (half the levels of a binary one: the heap holds thousands
+ * of in-flight messages), sifted by moving a hole: one copy per level. */
+#define ARITY 4
 
 static size_t
 sift_up(struct sim_heap *h, size_t i)
 {
-	while (i > 0 && before(&h->ev[i], &h->ev[(i - 1) / 2])) {
-		swap(h, i, (i - 1) / 2);
-		i = (i - 1) / 2;
+	struct sim_event ev = h->ev[i];
+
+	while (i > 0 && before(&ev, &h->ev[(i - 1) / ARITY])) {
+		place(h, i, &h->ev[(i - 1) / ARITY]);
+		i = (i - 1) / ARITY;
 	}
+	place(h, i, &ev);
 	return i;
 }
 
 static void
 sift_down(struct sim_heap *h, size_t i)
 {
-	for (;;) {
-		size_t l = 2 * i + 1, r = l + 1, m = i;
+	struct sim_event ev = h->ev[i];
 
-		if (l < h->n && before(&h->ev[l], &h->ev[m]))
-			m = l;
-		if (r < h->n && before(&h->ev[r], &h->ev[m]))
-			m = r;
-		if (m == i)
+	for (;;) {
+		size_t first = ARITY * i + 1, end = first + ARITY, m = first;
+
+		if (first >= h->n)
 			break;
-		swap(h, i, m);
+		if (end > h->n)
+			end = h->n;
+		for (size_t c = first + 1; c < end; c++)
+			if (before(&h->ev[c], &h->ev[m]))
+				m = c;
+		if (!before(&h->ev[m], &ev))
+			break;
+		place(h, i, &h->ev[m]);
 		i = m;
 	}
+	place(h, i, &ev);
 }
 
 void

@@ -162,6 +162,15 @@ violated(const struct sim_world *w)
 static int
 node_by_name(const struct sim_world *w, const char *name)
 {
+	/* Names are "n<slot>" (sim_run): read the number, check the name. */
+	if (name[0] == 'n' && name[1] >= '0' && name[1] <= '9') {
+		unsigned i = 0;
+
+		for (const char *p = name + 1; *p >= '0' && *p <= '9' && i < 100000; p++)
+			i = i * 10 + (unsigned)(*p - '0');
+		if (i < w->n_slots && strcmp(w->nodes[i].name, name) == 0)
+			return (int)i;
+	}
 	for (unsigned i = 0; i < w->n_slots; i++)
 		if (strcmp(w->nodes[i].name, name) == 0)
 			return (int)i;
