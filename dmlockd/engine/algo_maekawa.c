@@ -160,6 +160,21 @@ name_reserved(const char *name, size_t len)
 	return len >= strlen(MK_RESERVED) && memcmp(name, MK_RESERVED, strlen(MK_RESERVED)) == 0;
 }
 
+/* The view an arbiter grants in.  The roster lock's requests are granted
+ * whatever view they were made in: it asks every member anyway, and it is
+ * how views converge -- members that disagree about one node (its sponsor
+ * crashed after some members took its NODE_ADD) answered each other STALE
+ * for ever, so no sponsor could add or retry anyone (seed 101/6, crashes). */
+#define MK_ANY_VIEW	0
+
+static uint64_t
+arb_view(const struct dm_lock *l, uint64_t view)
+{
+	const char *name = dm_lock_name(l);
+
+	return name_reserved(name, strlen(name)) ? MK_ANY_VIEW : view;
+}
+
 /* --- Views and sets --- */
 
 static uint64_t
@@ -470,20 +485,20 @@ arb_unlock(struct dm_engine *e, struct mk_lock *s)
 static void
 arb_settle(struct dm_engine *e, struct dm_lock *l, struct mk_lock *s)
 {
-	struct mk_node *n = mk_node(e);
-	int best = wait_most_preceding(e, s, n->view);
+	uint64_t view = arb_view(l, mk_node(e)->view);
+	int best = wait_most_preceding(e, s, view);
 
 	if (!s->voted && best >= 0) {
 		struct mk_wait w = s->wait[best];
 		wait_drop(s, best);
 		arb_lock(e, l, s, &w);
-		best = wait_most_preceding(e, s, n->view);
+		best = wait_most_preceding(e, s, view);
 	}
 	for (int i = 0; i < s->n_wait; i++) {
 		struct mk_wait *w = &s->wait[i];
 		bool preceded = (s->voted && precedes(e, s->vote.seq, s->vote.slot, w->seq, w->slot)) ||
 		    (best >= 0 && best != i);
-		if (w->view != n->view) {
+		if (w->view != view) {
 			if (!w->stale_sent) {
 				w->stale_sent = true;
 				mk_send(e, l, w->slot, DM_MK_STALE, w->seq, false);
@@ -497,7 +512,7 @@ arb_settle(struct dm_engine *e, struct dm_lock *l, struct mk_lock *s)
 	}
 	if (s->voted && !s->inquire_sent &&
 	    ((best >= 0 && precedes(e, s->wait[best].seq, s->wait[best].slot, s->vote.seq,
-	    s->vote.slot)) || (s->vote.view != n->view && s->n_wait > 0))) {
+	    s->vote.slot)) || (s->vote.view != view && s->n_wait > 0))) {
 		s->inquire_sent = true;
 		mk_send(e, l, s->vote.slot, DM_MK_INQUIRE, s->vote.seq, false);
 	}
@@ -511,7 +526,7 @@ arb_on_request(struct dm_engine *e, struct dm_lock *l, struct mk_lock *s, dm_slo
 	 *  for the REQUEST if it is not currently locked for another REQUEST ...
 	 *  Otherwise the REQUEST is placed in the WAITING QUEUE." */
 	struct mk_node *n = mk_node(e);
-	struct mk_wait w = { .seq = seq, .view = view, .slot = j, .lease = n->in_lease };
+	struct mk_wait w = { .seq = seq, .view = arb_view(l, view), .slot = j, .lease = n->in_lease };
 	int i;
 
 	if ((i = wait_find(s, j)) >= 0) {
@@ -527,7 +542,8 @@ arb_on_request(struct dm_engine *e, struct dm_lock *l, struct mk_lock *s, dm_slo
 		arb_unlock(e, s);		/* FIFO: the old one was given up */
 	}
 	if (try_once) {
-		if (!s->voted && view == n->view && wait_most_preceding(e, s, n->view) < 0)
+		if (!s->voted && w.view == arb_view(l, n->view) &&
+		    wait_most_preceding(e, s, w.view) < 0)
 			arb_lock(e, l, s, &w);
 		else
 			mk_answer(e, l, &w, DM_MK_BUSY);

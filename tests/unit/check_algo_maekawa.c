@@ -189,6 +189,44 @@ START_TEST(test_lost_request_probe)
 }
 END_TEST
 
+START_TEST(test_roster_lock_granted_across_views)
+{
+	/* 101/6 (crash): a sponsor crashed after node0 took its NODE_ADD and
+	 * before node1 did.  Their views differ, so each answered the other's
+	 * requests STALE -- also for the roster lock, the one lock that makes
+	 * views converge: nobody could sponsor anyone again.  The roster lock
+	 * is granted whatever the view (it asks every member anyway); a user
+	 * lock still is not. */
+	struct dm_msg m, req;
+	struct h_packet p;
+
+	p_init(3, DM_FAILURE_PAPER, "maekawa");
+	memset(&m, 0, sizeof(m));
+	m.kind = DM_MSG_NODE_ADD;		/* a member only node0 knows */
+	m.node_len = 5;
+	memcpy(m.node, "node7", 6);
+	m.address_len = 11;
+	memcpy(m.address, "127.0.0.1:7", 12);
+	m.incarnation = 5;
+	m.serial = 1;
+	h_inject(&C, 2, 0, &m);
+	ck_assert_uint_eq(h_roster(&C, 0), 4);
+	ck_assert_uint_eq(h_roster(&C, 1), 3);
+	C.qhead = C.qtail;			/* (node0's ack) */
+	h_acquire(&C, 1, 1, "db", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	p = h_unqueue(&C, 1, 0, DM_MK_REQUEST);	/* made in node1's view */
+	ck_assert_uint_eq(p.msg.kind, DM_MK_REQUEST);
+	req = p.msg;
+	h_inject(&C, 1, 0, &req);
+	ck_assert_ptr_nonnull(h_queued(&C, 0, 1, DM_MK_STALE));
+	ck_assert_ptr_null(h_queued(&C, 0, 1, DM_MK_LOCKED));
+	req.lock_len = (uint8_t)strlen(".dmlock/roster");
+	memcpy(req.lock, ".dmlock/roster", req.lock_len + 1u);
+	h_inject(&C, 1, 0, &req);
+	ck_assert_ptr_nonnull(h_queued(&C, 0, 1, DM_MK_LOCKED));
+}
+END_TEST
+
 int
 main(void)
 {
@@ -206,6 +244,7 @@ main(void)
 	tcase_add_test(tc, test_failed_arbiter);
 	tcase_add_test(tc, test_failed_holder);
 	tcase_add_test(tc, test_join_then_exclusion);
+	tcase_add_test(tc, test_roster_lock_granted_across_views);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
