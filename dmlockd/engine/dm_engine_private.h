@@ -113,6 +113,12 @@ struct dm_node {
 	dm_slot_t	 joined_vote_subject;
 	uint64_t	 joined_vote_serial;
 	dm_msec_t	 joined_vote_at;	/* when we agreed (we let that vote finish) */
+	/* We agreed to a prober's vote to remove this entry, and the prober
+	 * left our roster before its outcome reached us, or its announcement
+	 * came too late to apply: the removal may stand elsewhere, so no more
+	 * lease acks for this incarnation; we remove it ourselves
+	 * (dm_membership_vote_orphaned). */
+	bool		 vote_orphaned;
 	uint8_t		 name_len;
 	char		 name[DM_NODE_NAME_MAX + 1];
 	char		 address[DM_ADDRESS_MAX + 1];
@@ -200,6 +206,15 @@ struct dm_engine {
 	bool		 joiner_superseded;	/* its name spoke with another incarnation since */
 	char		 last_joined[DM_NODE_NAME_MAX + 1];	/* last join we finished */
 	uint64_t	 last_joined_incarnation;
+	/* The last DM_REMOVED_MEMORY incarnations we saw removed (announced
+	 * to us or decided here): dead for good, a NODE_ADD never brings one
+	 * back (note_removed() in dm_membership.c). */
+#define DM_REMOVED_MEMORY	32
+	struct dm_removed {
+		char	 name[DM_NODE_NAME_MAX + 1];
+		uint64_t incarnation;
+	}		 removed[DM_REMOVED_MEMORY];
+	size_t		 removed_next;
 	/* Majority removal votes.  Each removal is decided at an epoch chosen
 	 * like a Paxos ballot: a voter agrees only to an epoch above every
 	 * epoch it has seen or promised (promised_epoch), so two removals
@@ -326,6 +341,7 @@ int		 dm_membership_receive(struct dm_engine *e, dm_slot_t from, const char *pee
 
 bool		 dm_membership_condemned(const struct dm_engine *e, dm_slot_t slot);
 void		 dm_membership_vote_dropped(struct dm_engine *e);
+void		 dm_membership_vote_orphaned(struct dm_engine *e, dm_slot_t subject);
 void		 dm_membership_heard(struct dm_engine *e, dm_slot_t from);
 
 /* dm_lease.c */

@@ -11,6 +11,7 @@
 #include "dm_engine_private.h"
 
 static void lease_on_growth(struct dm_engine *e);
+static void note_removed(struct dm_engine *e, dm_slot_t slot);
 
 /* Retries of JOIN, NODE_ADD and SEQ_QUERY: a round trip plus processing,
  * like the probe timeout (footnote 5). */
@@ -154,6 +155,7 @@ announce_failure_at(struct dm_engine *e, dm_slot_t slot, uint64_t epoch)
 	set_subject(m, &e->nodes[slot]);
 	set_sender(e, m);
 	dm_log(e, DM_LOG_WARNING, "member failed: removing it", NULL, slot);
+	note_removed(e, slot);
 	e->nodes[slot].departing = true;
 	broadcast(e, m);
 	if (e->sponsoring && strcmp(e->nodes[slot].name, e->joiner) == 0) {
@@ -257,11 +259,15 @@ fail_silence(const struct dm_engine *e)
 	return e->request_timeout_ms + e->probe_timeout_ms;	/* T_fail */
 }
 
-/* Would this node agree that slot failed?  Only after T_fail of silence. */
+/* Would this node agree that slot failed?  Only after T_fail of silence,
+ * or if it has acknowledged nothing of slot's since it agreed to a removal
+ * whose outcome it cannot learn any more (vote_orphaned): either way, no
+ * lease ack of ours to slot is younger than T_fail. */
 static bool
 silent_long_enough(const struct dm_engine *e, dm_slot_t slot)
 {
-	return e->nodes[slot].departing || e->now >= e->nodes[slot].last_heard + fail_silence(e);
+	return e->nodes[slot].departing || e->nodes[slot].vote_orphaned ||
+	    e->now >= e->nodes[slot].last_heard + fail_silence(e);
 }
 
 static void
@@ -443,7 +449,7 @@ on_suspect(struct dm_engine *e, dm_slot_t from, const char *peer, const struct d
 	 * (seed 1810/3: n2 agreed that n1 remove the partitioned n0, then,
 	 * before n1's announcement reached it, that n0 remove n1).  Not a
 	 * ballot refusal: the prober must not retry at once (seq 0). */
-	bool veto = e->vote_subject == from;
+	bool veto = e->vote_subject == from || e->nodes[from].vote_orphaned;
 	for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
 	    j = dm_roster_next(e, j))
 		if (j != from && e->nodes[j].joined_vote_subject == from)
@@ -488,6 +494,71 @@ dm_membership_vote_dropped(struct dm_engine *e)
 	vote_abandon(e);
 }
 
+/*
+ * The prober whose vote to remove subject we agreed to left our roster
+ * (removed, replaced, left) before its outcome reached us.  It may have
+ * committed just before, its NODE_FAILED lost with it: releasing our
+ * agreement then let us acknowledge the removed subject's lease again, and
+ * the subject, unaware, granted beside the members (seed 123285/6,
+ * partition: node n3 agreed that n1 remove n4, n1 committed at epoch 15
+ * but its announcement to n3 was held by the partition, n3 later removed
+ * n1, acked n4's lease again, and n4 and n2 granted with the same fencing
+ * token).  So the agreement stands for that incarnation for good, and as
+ * we cannot learn whether the subject is still a member elsewhere, we
+ * remove it ourselves by a majority vote like any removal (those of the
+ * prober's voters that share our doubt agree at once, those that took the
+ * announcement no longer list it), asked again every probe_timeout until
+ * the entry is gone: a live subject rejoins.  Standing alone, the refusal
+ * starved a live subject whose prober never committed (seed 275/4, pause).
+ */
+void
+dm_membership_vote_orphaned(struct dm_engine *e, dm_slot_t subject)
+{
+	if (subject >= DM_NODES_MAX || subject == e->self || !e->nodes[subject].used)
+		return;
+	e->nodes[subject].vote_orphaned = true;
+	if (e->policy != DM_FAILURE_MAJORITY)
+		return;
+	if (e->restart_timer.heap_index == 0 || e->restart_timer.at > e->now)
+		dm_timer_arm(e, &e->restart_timer, e->now);
+}
+
+static bool
+incarnation_removed(const struct dm_engine *e, const char *name, uint64_t incarnation)
+{
+	if (incarnation == 0)
+		return false;
+	for (size_t i = 0; i < DM_REMOVED_MEMORY; i++)
+		if (e->removed[i].incarnation == incarnation && strcmp(e->removed[i].name, name) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * slot is being erased by a majority removal: that incarnation is dead for
+ * good.  A NODE_ADD of it at the same epoch (a sponsor acting on a stale
+ * JOIN, or finishing a join concurrently with the removal: the two are not
+ * ordered) is acknowledged but not applied (on_node_add).  Re-added, the
+ * fresh entry carried none of the voters' agreements and got lease acks
+ * again: seed 4927/16 (partition), n7 removed n15 at epoch 47, n13 re-added
+ * the same incarnation from a stale JOIN, and n15, never told, renewed its
+ * lease and held lock/c while n1, which had taken the erase as n15's
+ * REPLY, granted.  A joiner of a dead incarnation that still finishes (its
+ * sponsor had not heard) is answered REJOIN for it and restarts.
+ */
+static void
+note_removed(struct dm_engine *e, dm_slot_t slot)
+{
+	struct dm_removed *r;
+
+	if (e->nodes[slot].incarnation == 0 ||
+	    incarnation_removed(e, e->nodes[slot].name, e->nodes[slot].incarnation))
+		return;
+	r = &e->removed[e->removed_next++ % DM_REMOVED_MEMORY];
+	memcpy(r->name, e->nodes[slot].name, sizeof(r->name));
+	r->incarnation = e->nodes[slot].incarnation;
+}
+
 /* Has this node promised not to extend slot's lease? */
 bool
 dm_membership_condemned(const struct dm_engine *e, dm_slot_t slot)
@@ -500,7 +571,7 @@ dm_membership_condemned(const struct dm_engine *e, dm_slot_t slot)
 	if (e->membership != DM_MEMBER_ACTIVE && e->membership != DM_MEMBER_SYNCING &&
 	    e->membership != DM_MEMBER_LEAVING)
 		return true;
-	if (e->nodes[slot].condemned || e->vote_subject == slot)
+	if (e->nodes[slot].condemned || e->nodes[slot].vote_orphaned || e->vote_subject == slot)
 		return true;
 	for (size_t i = 0; i < e->slot_limit; i++)
 		if (e->nodes[i].used && e->nodes[i].joined_vote_subject == slot)
@@ -517,8 +588,8 @@ dm_membership_heard(struct dm_engine *e, dm_slot_t from)
 	struct dm_msg *m;
 
 	e->nodes[from].last_heard = e->now;
-	if (e->vote_subject != from)
-		return;
+	if (e->vote_subject != from || e->nodes[from].vote_orphaned)
+		return;	/* (an orphaned agreement is no judgement of silence) */
 	e->vote_subject = DM_SLOT_NONE;
 	dm_timer_stop(e, &e->vote_timer);
 	m = dm_msg_begin(e, DM_MSG_SUSPECT_ABORT, NULL);
@@ -617,7 +688,9 @@ on_node_failed(struct dm_engine *e, dm_slot_t from, const char *peer, const stru
 	 * to s's live entry for ever (hierarchical seed 181/6, pause: the
 	 * rejoined node became system coordinator, granted its own group, and
 	 * never got a lease). */
-	if (from != DM_SLOT_NONE && s != DM_SLOT_NONE && e->nodes[from].joined_vote_subject == s)
+	bool joined = from != DM_SLOT_NONE && s != DM_SLOT_NONE &&
+	    e->nodes[from].joined_vote_subject == s;
+	if (joined)
 		e->nodes[from].joined_vote_subject = DM_SLOT_NONE;
 	if (s != DM_SLOT_NONE && from == DM_SLOT_NONE && e->membership == DM_MEMBER_JOINING &&
 	    e->nodes[s].via_add && m->incarnation == e->nodes[s].incarnation) {
@@ -644,7 +717,8 @@ on_node_failed(struct dm_engine *e, dm_slot_t from, const char *peer, const stru
 	if (s == e->self) {
 		/* We were removed (perhaps while paused): stop serving at once. */
 		if ((m->incarnation == 0 || m->incarnation == e->incarnation) &&
-		    m->epoch > e->join_epoch &&
+		    (m->epoch > e->join_epoch ||
+		    (m->epoch == e->join_epoch && m->incarnation == e->incarnation)) &&
 		    (e->membership == DM_MEMBER_ACTIVE || e->membership == DM_MEMBER_SYNCING))
 			restart_and_rejoin(e, peer);
 		return 0;
@@ -652,14 +726,23 @@ on_node_failed(struct dm_engine *e, dm_slot_t from, const char *peer, const stru
 	if (m->incarnation != 0 && e->nodes[s].incarnation != 0 &&
 	    m->incarnation != e->nodes[s].incarnation)
 		return 0;	/* about an older incarnation already gone */
-	if (m->arg != 1 && m->epoch < e->rx_epoch_before)
+	if (m->arg != 1 && m->epoch < e->rx_epoch_before) {
 		/* Decided at an epoch older than one we know: a later removal
 		 * (ballot) superseded it, and the voters of this one may have
 		 * been released since (e.g. its prober was removed), so the
 		 * subject may hold a fresh lease.  Seed 2398/7 (pause): a
 		 * prober frozen right after its vote completed announced on
-		 * resuming, two epochs late; members erased a live holder. */
+		 * resuming, two epochs late; members erased a live holder.
+		 * But if we agreed to this very vote, it was committed and we
+		 * may not acknowledge the subject's lease again (seed 1822/7,
+		 * partition: the late announcement released its voters, and
+		 * the removed node renewed its lease with their acks and
+		 * granted beside its prober): we remove it ourselves at a
+		 * current epoch, as for a prober gone before its outcome. */
+		if (joined)
+			dm_membership_vote_orphaned(e, s);
 		return 0;
+	}
 	if (m->arg == 1 && (e->nodes[s].added_by != from || e->nodes[s].added_serial != m->serial))
 		/* A sponsor cancels its NODE_ADD, but our entry came from
 		 * another add (or our roster): the node joined through another
@@ -668,6 +751,8 @@ on_node_failed(struct dm_engine *e, dm_slot_t from, const char *peer, const stru
 		 * member, erased the live joiner. */
 		return 0;
 	dm_log(e, DM_LOG_WARNING, "member removed by a failure announcement", NULL, s);
+	if (m->arg != 1)
+		note_removed(e, s);
 	dm_roster_erase(e, s);
 	return 0;
 }
@@ -678,8 +763,16 @@ on_rejoin(struct dm_engine *e, dm_slot_t from, const char *peer, const struct dm
 	if (e->membership != DM_MEMBER_ACTIVE && e->membership != DM_MEMBER_SYNCING)
 		return 0;	/* leaving, left, or already rejoining */
 	/* Only a member may tell us, and only about a removal after our join
-	 * (a late REJOIN aimed at our previous membership is stale). */
-	if (from == DM_SLOT_NONE || m->epoch <= e->join_epoch)
+	 * (a late REJOIN aimed at our previous membership is stale) -- or at
+	 * the epoch of our join if it answers this very incarnation (serial):
+	 * our removal was decided at that epoch, concurrently with our join
+	 * (seed 112187/12, partition: n1 finished n8's join at epoch 34, then
+	 * applied n7's removal of that incarnation at epoch 34; n8 ignored
+	 * n1's REJOINs to its requests, and later held lock/a while n1, which
+	 * no longer counted it, granted too).  A previous membership had
+	 * another incarnation (a restart takes a new one). */
+	if (from == DM_SLOT_NONE || m->epoch < e->join_epoch ||
+	    (m->epoch == e->join_epoch && (m->serial == 0 || m->serial != e->incarnation)))
 		return 0;
 	restart_and_rejoin(e, peer);
 	return 0;
@@ -694,6 +787,7 @@ dm_membership_on_stranger(struct dm_engine *e, const char *peer, const struct dm
 	if (e->membership != DM_MEMBER_ACTIVE && e->membership != DM_MEMBER_LEAVING)
 		return 0;
 	r = dm_msg_begin(e, DM_MSG_REJOIN, NULL);
+	r->serial = m != NULL ? dm_msg_sender_incarnation(m) : 0;	/* the one we answer */
 	send_to_name(e, peer, r);
 	return 0;
 }
@@ -812,6 +906,8 @@ restart_timer_fired(struct dm_engine *e)
 	for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
 	    j = dm_roster_next(e, j)) {
 		dm_msec_t at = e->nodes[j].remove_at;
+		if (at == 0 && e->nodes[j].vote_orphaned)
+			at = e->now;	/* (see dm_membership_vote_orphaned) */
 		if (at == 0)
 			continue;
 		if (at <= e->now && e->resumed_at != 0 &&
@@ -1215,7 +1311,8 @@ on_node_add(struct dm_engine *e, dm_slot_t from, const char *peer, const struct 
 		send_to_name(e, peer, nack);
 		return 0;
 	}
-	if (strcmp(m->node, e->nodes[e->self].name) != 0) {
+	if (strcmp(m->node, e->nodes[e->self].name) != 0 &&
+	    !incarnation_removed(e, m->node, m->incarnation)) {	/* (see note_removed) */
 		dm_slot_t old = dm_roster_find(e, m->node, m->node_len);
 
 		if (from != DM_SLOT_NONE && e->sponsoring && strcmp(e->joiner, m->node) == 0 &&

@@ -107,6 +107,8 @@ dm_roster_erase(struct dm_engine *e, dm_slot_t slot)
 			dm_bit_set(e->heartbeats[i].acked, slot, false);
 			e->heartbeats[i].acks--;
 		}
+	if (gone.joined_vote_subject != DM_SLOT_NONE)
+		dm_membership_vote_orphaned(e, gone.joined_vote_subject);
 	if (e->vote_subject == slot)
 		dm_membership_vote_dropped(e);
 	for (size_t i = 0; i < DM_NODES_MAX; i++)

@@ -119,6 +119,9 @@ static const struct regression {
 	{ 3000124, 3, SIM_F_CRASH },	/* granted at an epoch only it knew */
 	{ 798, 7, SIM_F_CRASH },	/* joiners refused by joiners, no hint */
 	{ 2975, 8, SIM_F_PAUSE },	/* sponsor removed its joiner's name */
+	{ 123285, 6, SIM_F_PARTITION },	/* agreement released: prober removed */
+	{ 1822, 7, SIM_F_PARTITION },	/* agreement released: late announcement */
+	{ 112187, 12, SIM_F_PARTITION },	/* removed at the epoch it joined at */
 };
 #define N_REGRESSIONS (sizeof(regressions) / sizeof(regressions[0]))
 

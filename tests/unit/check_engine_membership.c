@@ -501,6 +501,222 @@ START_TEST(test_announcement_ends_joined_vote)
 }
 END_TEST
 
+START_TEST(test_removed_prober_vote_still_stands)
+{
+	/* 123285/6 (partition): node3 agreed to node1's vote on the cut-off
+	 * node4; node1 committed it, but its NODE_FAILED to node3 was held by
+	 * the partition, and node3 later removed node1 itself.  Erasing the
+	 * prober released node3's agreement, node3 acknowledged node4's lease
+	 * again, and node4 (removed, unaware) granted beside the members with
+	 * a repeated fencing token.  A prober that leaves our roster may have
+	 * committed before it went: its subject's listed incarnation gets no
+	 * lease ack from us any more. */
+	struct dm_msg m;
+	size_t acks;
+
+	h_init(&C, 5, DM_FAILURE_MAJORITY, 0);
+	learn_incarnations();
+	C.down[4] = true;
+	h_advance(&C, C.now + 8000);			/* node4 silent past T_fail */
+	C.down[4] = false;
+	subject_msg(&m, DM_MSG_SUSPECT, "node4", 1);
+	m.serial = 1;
+	m.arg = 3;
+	inject(1, 0, &m);
+	ck_assert_uint_eq(queued(0, 1, DM_MSG_SUSPECT_VOTE)->arg, 1);
+	subject_msg(&m, DM_MSG_NODE_FAILED, "node1", 1);	/* the prober goes */
+	m.epoch = 4;
+	inject(2, 0, &m);
+	ck_assert_uint_eq(h_roster(&C, 0), 4);
+	memset(&m, 0, sizeof(m));
+	m.kind = DM_MSG_HEARTBEAT;
+	m.serial = 5;
+	m.incarnation = 1;
+	m.epoch = 4;
+	acks = C.sent_kind[DM_MSG_HEARTBEAT_ACK];
+	inject(4, 0, &m);
+	ck_assert_msg(C.sent_kind[DM_MSG_HEARTBEAT_ACK] == acks,
+	    "lease ack to a node whose removal may have been committed");
+	/* A new incarnation in that slot is another node: acknowledged. */
+	subject_msg(&m, DM_MSG_NODE_ADD, "node4", 2);
+	m.serial = 7;
+	m.seq = 1;					/* the sponsor's incarnation */
+	m.epoch = 4;
+	inject(2, 0, &m);
+	memset(&m, 0, sizeof(m));
+	m.kind = DM_MSG_HEARTBEAT;
+	m.serial = 6;
+	m.incarnation = 2;
+	m.epoch = 4;
+	acks = C.sent_kind[DM_MSG_HEARTBEAT_ACK];
+	inject(4, 0, &m);
+	ck_assert_uint_eq(C.sent_kind[DM_MSG_HEARTBEAT_ACK], acks + 1);
+}
+END_TEST
+
+START_TEST(test_late_announcement_of_joined_vote_stands)
+{
+	/* 1822/7 (partition): node0 removed node4 at epoch 5 with the votes
+	 * of others; its announcement reached them only after they had moved
+	 * to epoch 8 (another removal), so they ignored it as stale -- and
+	 * released their agreement with it.  node4, removed but unaware,
+	 * renewed its lease with their acks and granted beside node0.  A
+	 * stale announcement of a vote we agreed to leaves the agreement
+	 * standing, and we remove the subject ourselves at a current epoch. */
+	struct dm_msg m;
+	size_t acks;
+
+	h_init(&C, 5, DM_FAILURE_MAJORITY, 0);
+	learn_incarnations();
+	C.down[4] = true;
+	h_advance(&C, C.now + 8000);			/* node4 silent past T_fail */
+	C.down[4] = false;
+	subject_msg(&m, DM_MSG_SUSPECT, "node4", 1);
+	m.serial = 1;
+	m.arg = 3;
+	inject(1, 0, &m);
+	ck_assert_uint_eq(queued(0, 1, DM_MSG_SUSPECT_VOTE)->arg, 1);
+	subject_msg(&m, DM_MSG_NODE_FAILED, "node3", 1);	/* a later removal */
+	m.seq = 1;
+	m.epoch = 8;
+	inject(2, 0, &m);
+	ck_assert_uint_eq(h_roster(&C, 0), 4);
+	subject_msg(&m, DM_MSG_NODE_FAILED, "node4", 1);	/* node1's, late */
+	m.seq = 1;
+	m.epoch = 3;
+	inject(1, 0, &m);
+	ck_assert_uint_eq(h_roster(&C, 0), 4);		/* (stale: not applied) */
+	memset(&m, 0, sizeof(m));
+	m.kind = DM_MSG_HEARTBEAT;
+	m.serial = 5;
+	m.incarnation = 1;
+	m.epoch = 8;
+	acks = C.sent_kind[DM_MSG_HEARTBEAT_ACK];
+	inject(4, 0, &m);
+	ck_assert_msg(C.sent_kind[DM_MSG_HEARTBEAT_ACK] == acks,
+	    "lease ack to a node whose removal we agreed to and saw announced");
+	ck_assert_ptr_nonnull(queued(0, 2, DM_MSG_SUSPECT));	/* ours, about node4 */
+	ck_assert_uint_gt(queued(0, 2, DM_MSG_SUSPECT)->arg, 8);
+}
+END_TEST
+
+START_TEST(test_orphaned_vote_removes_live_subject)
+{
+	/* 275/4 (pause): node1 and node3 agreed to node0's vote on the
+	 * paused node2; node0 froze before it could commit and was removed.
+	 * Standing by the orphaned agreement (see the test above) they
+	 * refused node2's lease acks for ever, and the live node2, two
+	 * refusals in a roster of three, never granted again.  The voters
+	 * remove such a subject themselves by a majority vote: it rejoins. */
+	struct dm_msg m;
+
+	h_init(&C, 4, DM_FAILURE_MAJORITY, 0);
+	learn_incarnations();
+	C.down[3] = true;
+	h_advance(&C, C.now + 8000);			/* node3 silent past T_fail */
+	C.down[3] = false;
+	subject_msg(&m, DM_MSG_SUSPECT, "node3", 1);
+	m.serial = 1;
+	m.arg = 3;
+	inject(1, 0, &m);
+	inject(1, 2, &m);
+	ck_assert_uint_eq(queued(0, 1, DM_MSG_SUSPECT_VOTE)->arg, 1);
+	ck_assert_uint_eq(queued(2, 1, DM_MSG_SUSPECT_VOTE)->arg, 1);
+	C.down[1] = true;				/* the prober is gone */
+	subject_msg(&m, DM_MSG_NODE_FAILED, "node1", 1);
+	m.seq = 1;
+	m.epoch = 4;
+	inject(2, 0, &m);
+	inject(0, 2, &m);
+	ck_assert_uint_eq(h_roster(&C, 0), 3);
+	ck_assert_uint_eq(h_roster(&C, 2), 3);
+	h_pump(&C);
+	h_advance(&C, C.now + 1000);
+	ck_assert_uint_eq(h_roster(&C, 0), 2);		/* node3 removed by 2 of 3 */
+	ck_assert_uint_eq(h_roster(&C, 2), 2);
+	ck_assert(!h_ready(&C, 3));			/* and rejoining */
+}
+END_TEST
+
+START_TEST(test_rejoin_at_join_epoch_for_this_incarnation)
+{
+	/* 112187/12 (partition): n1 finished n8's join at epoch 34 and then
+	 * applied n7's removal of that very incarnation, decided at epoch 34
+	 * too (n8 had been listed, and fell silent, while it was joining).
+	 * n8 ignored n1's REJOINs (epoch not above its join epoch) and went on
+	 * as a member: it held lock/a while n1, which no longer counted it,
+	 * granted too.  A REJOIN at the join epoch that answers this very
+	 * incarnation (serial) is honoured; one naming no incarnation, or
+	 * another (a previous membership), is still stale. */
+	struct dm_msg m;
+
+	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
+	memset(&m, 0, sizeof(m));
+	m.kind = DM_MSG_REJOIN;
+	m.incarnation = 1;				/* node1's own */
+	m.epoch = 0;					/* node0 joined at epoch 0 */
+	m.serial = 0;
+	inject(1, 0, &m);
+	ck_assert(h_ready(&C, 0));
+	m.serial = 99;					/* another incarnation of node0 */
+	inject(1, 0, &m);
+	ck_assert(h_ready(&C, 0));
+	m.serial = 1;					/* node0's current one */
+	inject(1, 0, &m);
+	ck_assert_msg(!h_ready(&C, 0), "REJOIN for this incarnation ignored");
+	/* The same for an announcement of our removal naming us. */
+	h_fini(&C);
+	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
+	subject_msg(&m, DM_MSG_NODE_FAILED, "node0", 99);
+	m.seq = 1;
+	m.epoch = 0;
+	inject(1, 0, &m);
+	ck_assert(h_ready(&C, 0));
+	subject_msg(&m, DM_MSG_NODE_FAILED, "node0", 1);
+	m.seq = 1;
+	m.epoch = 0;
+	inject(1, 0, &m);
+	ck_assert_msg(!h_ready(&C, 0), "removal of this incarnation at the join epoch ignored");
+}
+END_TEST
+
+START_TEST(test_removed_incarnation_not_re_added)
+{
+	/* 4927/16 (partition): n7's majority removed n15 at epoch 47; n13,
+	 * acting on a stale JOIN of n15's same incarnation, then added it
+	 * again at epoch 47.  Members that had taken the removal re-added a
+	 * fresh entry (none of the voters' agreements on it), acknowledged
+	 * n15's lease, and n15, never told, held lock/c while n1, which had
+	 * taken the erase as n15's REPLY, granted.  An incarnation removed by
+	 * a majority is dead: its NODE_ADD is acknowledged, not applied. */
+	struct dm_msg m;
+	const struct dm_msg *ack;
+
+	h_init(&C, 4, DM_FAILURE_MAJORITY, 0);
+	learn_incarnations();
+	subject_msg(&m, DM_MSG_NODE_FAILED, "node3", 1);
+	m.seq = 1;
+	m.epoch = 2;
+	inject(1, 0, &m);
+	ck_assert_uint_eq(h_roster(&C, 0), 3);
+	subject_msg(&m, DM_MSG_NODE_ADD, "node3", 1);	/* the same incarnation */
+	m.seq = 1;
+	m.serial = 7;
+	m.epoch = 2;
+	inject(2, 0, &m);
+	ck_assert_msg(h_roster(&C, 0) == 3, "a removed incarnation added again");
+	ack = queued(0, 2, DM_MSG_NODE_ADD_ACK);
+	ck_assert_ptr_nonnull(ack);
+	ck_assert_uint_eq(ack->serial, 7);
+	subject_msg(&m, DM_MSG_NODE_ADD, "node3", 5);	/* a new incarnation */
+	m.seq = 1;
+	m.serial = 8;
+	m.epoch = 2;
+	inject(2, 0, &m);
+	ck_assert_uint_eq(h_roster(&C, 0), 4);
+}
+END_TEST
+
 START_TEST(test_runtime_join_through_a_sponsor)
 {
 	/* DM_EV_JOIN (dmlock join): node2 ran alone and granted a token;
@@ -678,6 +894,11 @@ membership_suite(void)
 	tcase_add_test(tc, test_replaced_entry_is_asked_again);
 	tcase_add_test(tc, test_other_incarnation_books_nothing);
 	tcase_add_test(tc, test_announcement_ends_joined_vote);
+	tcase_add_test(tc, test_removed_prober_vote_still_stands);
+	tcase_add_test(tc, test_late_announcement_of_joined_vote_stands);
+	tcase_add_test(tc, test_orphaned_vote_removes_live_subject);
+	tcase_add_test(tc, test_rejoin_at_join_epoch_for_this_incarnation);
+	tcase_add_test(tc, test_removed_incarnation_not_re_added);
 	tcase_add_test(tc, test_runtime_join_through_a_sponsor);
 	suite_add_tcase(s, tc);
 	return s;
