@@ -33,12 +33,15 @@
  *    generation); then the RM is sent out again, so a request lost with a
  *    failed node is regenerated.  Duplicate RMs, EMs and IMs are harmless:
  *    each names the tuple it is about.
- *  - Joining members.  A node still joining gets its roster lock's RMs
- *    from members that already list it; it answers ABSENT (the RM echoed):
- *    its row is known, empty and closed in that generation, which it can
- *    never enter (it starts a newer one once it is a member).  Without
- *    this the first decision of the generation -- which needs every row --
- *    never came, and neither did the join.
+ *  - The engine's locks (".dmlock/...", the roster lock) are not run by
+ *    RCV but by every member's permission (algo_rcv_roster.c): they must
+ *    be granted while members' rosters differ -- they are how rosters
+ *    converge -- and RCV needs one roster (seed 289/4).
+ *  - Joining members.  A node still joining got the roster lock's RMs
+ *    from members that already listed it and answered ABSENT (the RM
+ *    echoed): its row known, empty and closed in that generation.  Since
+ *    the roster lock left RCV no RCV message reaches a joining node; the
+ *    path stays until it is removed with its unit test.
  *  - Forwarding: the RM goes to an unvisited node whose row casts no vote
  *    yet (§4.1 line 51 allows any unvisited node; see rcv_rm_candidates).
  *  - Withdraw (client gave up) and try-once: the tuple cannot be taken back
@@ -94,7 +97,18 @@ struct rcv_lock {
 	uint8_t		 rounds;	/* probe rounds that found us ordered */
 	uint8_t		 answered[DM_NODES_MAX / 8];
 	struct rcv_table t;
+	struct rcv_rl	 rl;		/* the engine's locks only (algo_rcv_roster.c) */
 };
+
+/* The engine's locks (the roster lock) are not run by RCV: see
+ * algo_rcv_roster.c (seed 289/4). */
+static bool
+rcv_reserved(const struct dm_lock *l)
+{
+	const char *name = dm_lock_name(l);
+
+	return rcv_rl_name(name, strlen(name));
+}
 
 /* --- Roster and generations --- */
 
@@ -515,10 +529,16 @@ static int
 rcv_request(struct dm_engine *e, struct dm_lock *l, enum dm_mode mode, bool try_once)
 {
 	/* "Upon requesting the CS" (§4.1 lines 3-13) */
-	struct rcv_lock *s = rcv_lock_sync(e, l);
+	struct rcv_lock *s;
 
 	if (mode != DM_MODE_EXCLUSIVE)
 		return -EOPNOTSUPP;
+	if (rcv_reserved(l)) {
+		struct rcv_node *n = dm_algo_node_state(e);
+		rcv_rl_request(e, l, &((struct rcv_lock *)dm_lock_state(l))->rl, &n->clock);
+		return 0;
+	}
+	s = rcv_lock_sync(e, l);
 	if (s->in_cs || (s->requesting && !s->ghost))
 		return 0;
 	if (s->requesting && s->ghost) {
@@ -539,7 +559,13 @@ rcv_request(struct dm_engine *e, struct dm_lock *l, enum dm_mode mode, bool try_
 static void
 rcv_withdraw(struct dm_engine *e, struct dm_lock *l)
 {
-	struct rcv_lock *s = rcv_lock_sync(e, l);
+	struct rcv_lock *s;
+
+	if (rcv_reserved(l)) {
+		rcv_rl_release(e, l, &((struct rcv_lock *)dm_lock_state(l))->rl);
+		return;
+	}
+	s = rcv_lock_sync(e, l);
 
 	if (s->requesting && !s->in_cs)
 		s->ghost = true;
@@ -549,7 +575,13 @@ static void
 rcv_release(struct dm_engine *e, struct dm_lock *l)
 {
 	/* "Upon releasing the CS" (§4.1 lines 17-24) */
-	struct rcv_lock *s = rcv_lock_sync(e, l);
+	struct rcv_lock *s;
+
+	if (rcv_reserved(l)) {
+		rcv_rl_release(e, l, &((struct rcv_lock *)dm_lock_state(l))->rl);
+		return;
+	}
+	s = rcv_lock_sync(e, l);
 
 	if (s->in_cs)
 		rcv_finish(e, l, s);
@@ -561,6 +593,8 @@ rcv_may_handoff(const struct dm_engine *e, const struct dm_lock *l, enum dm_mode
 	const struct rcv_node *n = dm_algo_node_state_const(e);
 	const struct rcv_lock *s = dm_lock_state_const(l);
 
+	if (rcv_reserved(l))
+		return rcv_rl_may_handoff(&s->rl);
 	if (!s->in_cs || s->next != RCV_RANK_NONE || s->gen != n->gen)
 		return false;
 	for (uint16_t j = 0; j < s->t.n; j++)
@@ -715,6 +749,17 @@ rcv_receive(struct dm_engine *e, struct dm_lock *l, dm_slot_t from, const struct
 
 	if (m->kind < RCV_MSG_RM || m->kind >= RCV_MSG_KIND_MAX_)
 		return -EPROTO;
+	if (rcv_rl_name(m->lock, m->lock_len)) {
+		/* The engine's locks: every member's permission, whatever the
+		 * rosters (algo_rcv_roster.c; seed 289/4). */
+		n = dm_algo_node_state(e);
+		if (m->kind < RCV_MSG_RL_REQUEST)
+			return 0;
+		return rcv_rl_receive(e, l, l != NULL ? &((struct rcv_lock *)dm_lock_state(l))->rl :
+		    NULL, from, m, &n->clock);
+	}
+	if (m->kind >= RCV_MSG_RL_REQUEST)
+		return -EPROTO;
 	if (!dm_roster_joined(e))
 		return rcv_joining_receive(e, from, m);
 	n = rcv_sync(e);
@@ -850,6 +895,10 @@ rcv_timer(struct dm_engine *e, struct dm_lock *l)
 	uint8_t suspects[DM_NODES_MAX / 8];
 	uint64_t gen = s->gen;
 
+	if (rcv_reserved(l)) {
+		rcv_rl_timer(e, l, &s->rl);
+		return;
+	}
 	rcv_lock_sync(e, l);
 	if (!s->requesting || s->in_cs || s->gen != gen)
 		return;	/* a new generation issued the request again */
@@ -892,6 +941,10 @@ rcv_peer_gone(struct dm_engine *e, struct dm_lock *l, dm_slot_t slot)
 	/* The roster has already lost slot: a new generation. */
 	struct rcv_lock *s = dm_lock_state(l);
 
+	if (rcv_reserved(l)) {
+		rcv_rl_peer_gone(e, l, &s->rl, slot);
+		return;
+	}
 	s->answered[slot / 8] &= (uint8_t)~(1u << (slot % 8));
 	rcv_lock_sync(e, l);
 }
@@ -904,6 +957,8 @@ rcv_idle(const struct dm_engine *e, const struct dm_lock *l)
 	const struct rcv_node *n = dm_algo_node_state_const(e);
 	const struct rcv_lock *s = dm_lock_state_const(l);
 
+	if (rcv_reserved(l))
+		return rcv_rl_idle(&s->rl);
 	return !s->requesting && !s->in_cs && (s->gen == 0 || s->gen != n->gen);
 }
 

@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dm_algorithm.h"
 #include "dm_msg.h"
 
 /* Message kinds (the codec treats algorithm kinds as opaque). */
@@ -31,6 +32,12 @@ enum rcv_kind {
 	RCV_MSG_PROBE_ACK,	/* flags bit 0 = ORDERED: the prober's tuple is in our NONL */
 	RCV_MSG_STALE,		/* "your generation is old": carries ours */
 	RCV_MSG_ABSENT,		/* a joining node returns an RM it cannot take part in (echoed) */
+	/* The engine's locks (".dmlock/..."): every member's permission,
+	 * Ricart-Agrawala style (algo_rcv_roster.c); no generation. */
+	RCV_MSG_RL_REQUEST,	/* seq = request number (Lamport clock) */
+	RCV_MSG_RL_REPLY,	/* permission: seq echoed */
+	RCV_MSG_RL_PROBE,	/* request again after a timeout: seq = the request's */
+	RCV_MSG_RL_HERE,	/* "alive, deferring you": seq echoed */
 	RCV_MSG_KIND_MAX_,
 };
 
@@ -105,5 +112,38 @@ void	 rcv_rm_candidates(const struct rcv_table *t, const uint8_t *ul, uint16_t n
 int	 rcv_table_encode(const struct rcv_table *t, uint16_t prefer_j, uint8_t *buf, size_t cap);
 int	 rcv_table_decode(struct rcv_table *t, uint16_t n, const uint8_t *buf, size_t len,
 	    size_t *used);
+
+/*
+ * The engine's locks (names under ".dmlock/", the roster lock) run apart
+ * from RCV: a requester needs every member's permission (Ricart-Agrawala's
+ * REQUEST/REPLY and its timeout probe), answered whatever the answerer's
+ * roster or generation.  algo_rcv_roster.c; state in struct rcv_lock.
+ */
+struct rcv_rl {
+	uint64_t	 seq;		/* our request's number */
+	bool		 requesting;	/* from request to release (in the CS too) */
+	bool		 in_cs;
+	uint8_t		 timer_phase;
+	uint16_t	 outstanding;	/* replies awaited */
+	uint8_t		 awaiting[RCV_NODES_MAX / 8];
+	uint8_t		 answered[RCV_NODES_MAX / 8];	/* probe answers this round */
+	uint8_t		 deferred[RCV_NODES_MAX / 8];
+	uint64_t	 deferred_seq[RCV_NODES_MAX];	/* echoed in the deferred REPLY */
+};
+
+bool	 rcv_rl_name(const char *name, size_t len);
+/* clock: the node's Lamport clock (request numbers above every one seen). */
+void	 rcv_rl_request(struct dm_engine *e, struct dm_lock *l, struct rcv_rl *s,
+	    uint64_t *clock);
+/* Release, or withdraw a request: deferred replies go out. */
+void	 rcv_rl_release(struct dm_engine *e, struct dm_lock *l, struct rcv_rl *s);
+bool	 rcv_rl_may_handoff(const struct rcv_rl *s);
+/* l and s may be NULL (no state here: nothing to defer). */
+int	 rcv_rl_receive(struct dm_engine *e, struct dm_lock *l, struct rcv_rl *s,
+	    dm_slot_t from, const struct dm_msg *m, uint64_t *clock);
+void	 rcv_rl_timer(struct dm_engine *e, struct dm_lock *l, struct rcv_rl *s);
+void	 rcv_rl_peer_gone(struct dm_engine *e, struct dm_lock *l, struct rcv_rl *s,
+	    dm_slot_t slot);
+bool	 rcv_rl_idle(const struct rcv_rl *s);
 
 #endif /* ALGO_RCV_H */

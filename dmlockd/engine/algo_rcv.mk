@@ -3,7 +3,8 @@
 libdmengine_la_SOURCES += \
 	dmlockd/engine/algo_rcv.h \
 	dmlockd/engine/algo_rcv.c \
-	dmlockd/engine/algo_rcv_table.c
+	dmlockd/engine/algo_rcv_table.c \
+	dmlockd/engine/algo_rcv_roster.c
 EXTRA_DIST += dmlockd/engine/NOTES-rcv.md
 
 # Unit tests: Exchange/Order on hand-made tables, wire form, message pumps.

@@ -107,6 +107,10 @@ struct dm_node {
 	 * only it may cancel the add (NODE_FAILED arg 1). */
 	dm_slot_t	 added_by;
 	uint64_t	 added_serial;
+	/* Another sponsor's NODE_ADD of this incarnation was taken too: no
+	 * single sponsor's cancel erases the entry (one of the adds may have
+	 * finished the join). */
+	bool		 added_twice;
 	/* The removal vote of this member (as prober) that we agreed to: the
 	 * subject gets no lease acks from us until the prober aborts the vote,
 	 * the subject is erased, or the prober leaves the roster. */

@@ -743,7 +743,8 @@ on_node_failed(struct dm_engine *e, dm_slot_t from, const char *peer, const stru
 			dm_membership_vote_orphaned(e, s);
 		return 0;
 	}
-	if (m->arg == 1 && (e->nodes[s].added_by != from || e->nodes[s].added_serial != m->serial))
+	if (m->arg == 1 && (e->nodes[s].added_by != from || e->nodes[s].added_serial != m->serial ||
+	    e->nodes[s].added_twice))
 		/* A sponsor cancels its NODE_ADD, but our entry came from
 		 * another add (or our roster): the node joined through another
 		 * sponsor since.  Seed 1715/4 (pause): a removed sponsor's
@@ -1242,7 +1243,19 @@ on_join(struct dm_engine *e, dm_slot_t from, const char *peer, const struct dm_m
 	    (e->sponsoring && strcmp(e->joiner, peer) != 0)) {
 		r = dm_msg_begin(e, DM_MSG_JOIN_REFUSED, NULL);
 		r->arg = EAGAIN;
-		if (e->membership != DM_MEMBER_ACTIVE && e->sponsor[0] != '\0' &&
+		if (e->membership == DM_MEMBER_LEAVING) {
+			/* We are leaving for good: point at a member that stays,
+			 * or a joiner that knows only us asks us for ever (rcv
+			 * seed 1140/5, leave: it restarted through us just
+			 * before we left). */
+			for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
+			    j = dm_roster_next(e, j)) {
+				if (j == e->self || strcmp(e->nodes[j].name, peer) == 0)
+					continue;
+				set_subject(r, &e->nodes[j]);
+				break;
+			}
+		} else if (e->membership != DM_MEMBER_ACTIVE && e->sponsor[0] != '\0' &&
 		    strcmp(e->sponsor, peer) != 0) {
 			/* Not a member (we are joining too, e.g. we restarted):
 			 * point at the sponsor we ask, or joiners that only know
@@ -1336,7 +1349,15 @@ on_node_add(struct dm_engine *e, dm_slot_t from, const char *peer, const struct 
 		dm_slot_t added = dm_roster_find(e, m->node, m->node_len);
 		if (added != DM_SLOT_NONE && e->nodes[added].incarnation == m->incarnation) {
 			/* The latest add of this incarnation; only its sponsor
-			 * may cancel it. */
+			 * may cancel it -- and none may once two sponsors added
+			 * it: a sponsor that gave up (left) may have its add and
+			 * cancel arrive after another sponsor's add that finished
+			 * the join (rcv seed 2341/6, leave: the joiner erased at
+			 * one member only, rosters differ for good).  Should no
+			 * add finish, the joiner's retry or failure detection
+			 * settles the entry. */
+			if (e->nodes[added].added_by != DM_SLOT_NONE && e->nodes[added].added_by != from)
+				e->nodes[added].added_twice = true;
 			e->nodes[added].added_by = from;
 			e->nodes[added].added_serial = m->serial;
 			if (r == 0 && e->membership == DM_MEMBER_JOINING)

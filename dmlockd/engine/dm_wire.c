@@ -229,7 +229,8 @@ dm_msg_kind_name(uint8_t kind)
 		/* relative consensus voting (algo_rcv.h: RCV_MSG_*) */
 		[0xB0] = "RCV_RM", [0xB1] = "RCV_EM", [0xB2] = "RCV_IM", [0xB3] = "RCV_BUSY",
 		[0xB4] = "RCV_PROBE", [0xB5] = "RCV_PROBE_ACK", [0xB6] = "RCV_STALE",
-		[0xB7] = "RCV_ABSENT",
+		[0xB7] = "RCV_ABSENT", [0xB8] = "RCV_RL_REQUEST", [0xB9] = "RCV_RL_REPLY",
+		[0xBA] = "RCV_RL_PROBE", [0xBB] = "RCV_RL_HERE",
 		/* hierarchical (algo_hierarchical.h: DM_HR_*) */
 		[0xC0] = "NREQUEST", [0xC1] = "GREQUEST", [0xC2] = "GREPLY", [0xC3] = "NREPLY",
 		[0xC4] = "NRELEASE", [0xC5] = "GRELEASE", [0xC6] = "GREQREL", [0xC7] = "NREQREL",

@@ -480,6 +480,102 @@ START_TEST(pump_single_node_no_messages)
 }
 END_TEST
 
+/* A node joining through sponsor, running rcv. */
+static void
+rcv_join(struct h_cluster *c, int i, int sponsor)
+{
+	struct dm_engine_config cfg;
+	struct dm_peer_spec sp = { .name = c->names[sponsor], .address = "127.0.0.1:2" };
+
+	if (i >= c->n)
+		c->n = i + 1;
+	snprintf(c->names[i], sizeof(c->names[i]), "node%d", i);
+	h_config(&cfg, c->names[i], NULL, 0);
+	cfg.algorithm = "rcv";
+	cfg.incarnation = 1;
+	cfg.sponsor = &sp;
+	ck_assert_int_eq(dm_engine_new(&cfg, &c->e[i]), 0);
+	struct dm_event ev = { .type = DM_EV_TICK };
+	ck_assert_int_eq(h_step(c, i, &ev), 0);
+}
+
+START_TEST(roster_lock_granted_across_rosters)
+{
+	/* Seed 289/4 (partition; also 68/7 crash, 264/7 pause): members whose
+	 * rosters differ (here node2 crashed mid-add: only node0 took its
+	 * NODE_ADD of node3) answered each other's RMs STALE or dropped them
+	 * ("our rosters differ") -- also those of the roster lock, the one
+	 * lock that makes rosters converge: no sponsor could add anyone.  The
+	 * engine's locks now need every member's permission, which does not
+	 * depend on the answerer's roster: node1 sponsors node4 at once, no
+	 * timer needed.  A user lock is still refused across rosters. */
+	static struct h_cluster c;
+	struct dm_msg m;
+
+	rcv_cluster(&c, 3);
+	c.n = 4;				/* node3: the joiner, never started */
+	snprintf(c.names[3], sizeof(c.names[3]), "node3");
+	c.down[3] = true;
+	memset(&m, 0, sizeof(m));
+	m.kind = DM_MSG_NODE_ADD;
+	m.node_len = 5;
+	memcpy(m.node, "node3", 6);
+	m.address_len = 11;
+	memcpy(m.address, "127.0.0.1:3", 12);
+	m.incarnation = 5;
+	m.serial = 1;
+	h_inject(&c, 2, 0, &m);
+	ck_assert_uint_eq(h_roster(&c, 0), 4);
+	ck_assert_uint_eq(h_roster(&c, 1), 3);
+	c.qhead = c.qtail;			/* (node0's ack: node2 is gone) */
+	/* A user lock: node1's RM is not taken by node0 (other roster). */
+	h_acquire(&c, 1, 1, "db", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&c);
+	ck_assert(!h_granted(&c, 1));
+	/* The roster lock: node4 asks node1 to sponsor it. */
+	rcv_join(&c, 4, 1);
+	h_pump(&c);
+	ck_assert_uint_gt(rcv_sent(&c, RCV_MSG_RL_REPLY), 0);
+	ck_assert(h_ready(&c, 4));
+	ck_assert_uint_eq(h_roster(&c, 1), 4);	/* node0, node1, node2, node4 */
+	ck_assert_uint_eq(h_roster(&c, 0), 5);	/* and node3 */
+	h_fini(&c);
+}
+END_TEST
+
+START_TEST(roster_lock_one_sponsor_at_a_time)
+{
+	/* The roster lock's deferral rule: two sponsors asking at once, one
+	 * of them answers the other and the other waits (two sponsors at once
+	 * could split the roster); then both joins finish, one after the
+	 * other, and every roster agrees. */
+	static struct h_cluster c;
+	struct h_packet p, q01, q10;
+	int replies;
+
+	rcv_cluster(&c, 3);
+	rcv_join(&c, 3, 0);
+	rcv_join(&c, 4, 1);
+	p = h_unqueue(&c, 3, 0, DM_MSG_JOIN);
+	h_inject(&c, 3, 0, &p.msg);
+	p = h_unqueue(&c, 4, 1, DM_MSG_JOIN);
+	h_inject(&c, 4, 1, &p.msg);
+	q01 = h_unqueue(&c, 0, 1, RCV_MSG_RL_REQUEST);
+	q10 = h_unqueue(&c, 1, 0, RCV_MSG_RL_REQUEST);
+	h_inject(&c, 0, 1, &q01.msg);
+	h_inject(&c, 1, 0, &q10.msg);
+	replies = (h_queued(&c, 0, 1, RCV_MSG_RL_REPLY) != NULL) +
+	    (h_queued(&c, 1, 0, RCV_MSG_RL_REPLY) != NULL);
+	ck_assert_int_eq(replies, 1);
+	h_pump(&c);
+	ck_assert(h_ready(&c, 3));
+	ck_assert(h_ready(&c, 4));
+	for (int i = 0; i < 5; i++)
+		ck_assert_uint_eq(h_roster(&c, i), 5);
+	h_fini(&c);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -508,6 +604,8 @@ main(void)
 	tcase_add_test(tp, pump_queue_hands_over_by_one_em);
 	tcase_add_test(tp, pump_withdraw_passes_through_and_try_refused);
 	tcase_add_test(tp, pump_single_node_no_messages);
+	tcase_add_test(tp, roster_lock_granted_across_rosters);
+	tcase_add_test(tp, roster_lock_one_sponsor_at_a_time);
 	suite_add_tcase(s, tp);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

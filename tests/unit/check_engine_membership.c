@@ -219,6 +219,55 @@ START_TEST(test_cancel_only_by_the_adding_sponsor)
 }
 END_TEST
 
+START_TEST(test_cancel_ignored_once_two_sponsors_added)
+{
+	/* rcv 2341/6 (leave): node2 sponsored node3, sent its NODE_ADD and
+	 * left (cancel); node3 retried through node1, which finished the
+	 * join.  At node0 node1's add came first, then node2's late add and
+	 * its cancel: node0 erased the live node3 and listed it no more, for
+	 * good (rosters differed; rcv stalled).  Once two sponsors' adds of
+	 * one incarnation were taken, no single cancel erases the entry. */
+	struct dm_msg m;
+
+	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
+	h_join(&C, 3, 1, DM_FAILURE_MAJORITY, 5);
+	(void)unqueue(3, 1, DM_MSG_JOIN);
+	subject_msg(&m, DM_MSG_NODE_ADD, "node3", 5);
+	m.serial = 7;
+	inject(1, 0, &m);				/* node1's add (finishes) */
+	m.serial = 4;
+	inject(2, 0, &m);				/* node2's, late */
+	ck_assert_uint_eq(h_roster(&C, 0), 4);
+	subject_msg(&m, DM_MSG_NODE_FAILED, "node3", 5);
+	m.arg = 1;
+	m.serial = 4;
+	inject(2, 0, &m);				/* node2 gave up */
+	ck_assert_uint_eq(h_roster(&C, 0), 4);
+}
+END_TEST
+
+START_TEST(test_leaving_member_points_joiner_elsewhere)
+{
+	/* rcv 1140/5 (leave): node2 restarted through node0 just before
+	 * node0 left for good; node0 refused its JOIN (EAGAIN) naming nobody,
+	 * and node2, knowing no one else, asked node0 to the end.  A leaving
+	 * member's refusal names a member that stays. */
+	struct dm_event ev = { .type = DM_EV_LEAVE };
+	struct h_packet p;
+	const struct dm_msg *r;
+
+	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
+	ck_assert_int_eq(h_step(&C, 0, &ev), 0);
+	h_join(&C, 3, 0, DM_FAILURE_MAJORITY, 5);
+	p = unqueue(3, 0, DM_MSG_JOIN);
+	inject(3, 0, &p.msg);
+	r = queued(0, 3, DM_MSG_JOIN_REFUSED);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_uint_gt(r->node_len, 0);
+	ck_assert(strcmp(r->node, "node1") == 0 || strcmp(r->node, "node2") == 0);
+}
+END_TEST
+
 START_TEST(test_stale_epoch_announcement_ignored)
 {
 	/* 2398/7 (pause): a prober frozen right after its vote completed
@@ -882,6 +931,8 @@ membership_suite(void)
 	tcase_add_test(tc, test_restarted_votes_only_to_its_sponsor);
 	tcase_add_test(tc, test_joiner_keeps_node_add_newer_than_snapshot);
 	tcase_add_test(tc, test_cancel_only_by_the_adding_sponsor);
+	tcase_add_test(tc, test_cancel_ignored_once_two_sponsors_added);
+	tcase_add_test(tc, test_leaving_member_points_joiner_elsewhere);
 	tcase_add_test(tc, test_stale_epoch_announcement_ignored);
 	tcase_add_test(tc, test_dead_incarnation_speaks_for_no_member);
 	tcase_add_test(tc, test_vote_on_replaced_incarnation_keeps_lease);
