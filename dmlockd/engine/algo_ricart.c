@@ -269,6 +269,8 @@ ra_may_handoff(const struct dm_engine *e, const struct dm_lock *l, enum dm_mode 
 {
 	const struct ra_lock *s = dm_lock_state_const(l);
 
+	if (dm_broken(e, DM_BREAK_GREEDY_HANDOFF))
+		return s->in_cs;
 	return s->in_cs && s->n_deferred == 0;
 }
 

@@ -78,6 +78,7 @@ struct dm_engine_config {
 #define DM_BREAK_PROBE_BARE_REPLY	(1u << 1) /* answer every ARE_YOU_THERE with a bare REPLY */
 #define DM_BREAK_STALE_TOKEN		(1u << 2) /* don't carry tokens in REPLY */
 #define DM_BREAK_NO_LEASE		(1u << 3) /* holders never lose the lock on lease expiry */
+#define DM_BREAK_GREEDY_HANDOFF		(1u << 4) /* RA: hand off locally even past a deferred request */
 
 enum dm_event_type {
 	DM_EV_TICK = 1,		/* only time passed: a deadline may be due */

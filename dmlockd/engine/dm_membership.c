@@ -673,6 +673,23 @@ restart_and_rejoin(struct dm_engine *e, const char *told_by)
 	dm_timer_arm(e, &e->roster_timer, e->now + e->restart_interval_ms);
 }
 
+/*
+ * A removal (not a sponsor's cancel, arg 1) of exactly our incarnation,
+ * while we are still joining: the members had added it (a NODE_ADD made it
+ * a member there) and removed it since, e.g. while we were frozen or cut
+ * off.  That incarnation is spent; joining on under it, a sponsor that had
+ * not heard of the removal adds it again, and members take that add and
+ * the removal in either order (seed 1115/12, pause: n9 became READY at the
+ * removal's epoch, listed by all but n5, which answered REJOIN, and its
+ * request, first in lock/b's queue, stalled every other for ever).  We
+ * start again under a new incarnation at once (a joiner holds nothing).
+ */
+static bool
+spent_incarnation(const struct dm_engine *e, const struct dm_msg *m)
+{
+	return m->arg != 1 && m->incarnation != 0 && m->incarnation == e->incarnation;
+}
+
 static int
 on_node_failed(struct dm_engine *e, dm_slot_t from, const char *peer, const struct dm_msg *m)
 {
@@ -710,6 +727,11 @@ on_node_failed(struct dm_engine *e, dm_slot_t from, const char *peer, const stru
 		 * member to add it again instead helped Maekawa under pauses
 		 * but broke Naimi-Trehel seeds: NOTES.md, round 4.) */
 		sponsor_abort(e);
+		return 0;
+	}
+	if (s == e->self && e->membership == DM_MEMBER_JOINING && spent_incarnation(e, m)) {
+		/* From anyone: a joiner's roster is provisional. */
+		restart_and_rejoin(e, peer);
 		return 0;
 	}
 	if (from == DM_SLOT_NONE || s == DM_SLOT_NONE)

@@ -170,7 +170,7 @@ entries_before_node0(unsigned others)
 
 	ck.bound_nodes = 3;
 	sim_check_request(&ck, 0, 0, 1, "a", DM_MODE_EXCLUSIVE);
-	sim_check_net_request(&ck, 0, 0, "a");
+	sim_check_net_request(&ck, 0, 0, "a", DM_MODE_EXCLUSIVE, 1);
 	for (unsigned i = 0; i < others; i++, h++) {
 		int node = 1 + (int)(i % 2);
 
@@ -199,7 +199,7 @@ START_TEST(local_handoff_is_one_entry)
 {
 	ck.bound_nodes = 2;
 	sim_check_request(&ck, 0, 0, 1, "a", DM_MODE_EXCLUSIVE);
-	sim_check_net_request(&ck, 0, 0, "a");
+	sim_check_net_request(&ck, 0, 0, "a", DM_MODE_EXCLUSIVE, 1);
 	/* Node 1 enters once and hands the lock over locally five times. */
 	sim_check_request(&ck, 0, 1, 10, "a", DM_MODE_EXCLUSIVE);
 	sim_check_grant(&ck, 1, 1, 10, 1, 0);
@@ -211,6 +211,87 @@ START_TEST(local_handoff_is_one_entry)
 	sim_check_end(&ck, 500, 15);
 	ck_assert_int_eq(sim_check_grant(&ck, 600, 0, 1, 100, 0), 0);
 	ck_assert_uint_eq(ck.entries, 2);
+}
+END_TEST
+
+/* Node 0 waits in mode wait; nodes 1 and 2 enter alternately in mode other. */
+static int
+mixed_entries_before_node0(enum dm_mode wait, enum dm_mode other, unsigned others)
+{
+	uint64_t h = 100;
+
+	ck.bound_nodes = 3;
+	sim_check_request(&ck, 0, 0, 1, "a", wait);
+	sim_check_net_request(&ck, 0, 0, "a", wait, 1);
+	for (unsigned i = 0; i < others; i++, h++) {
+		int node = 1 + (int)(i % 2);
+
+		sim_check_request(&ck, 1 + i * 10, node, h, "a", other);
+		sim_check_grant(&ck, 2 + i * 10, node, h, 10 + i, 0);
+		sim_check_end(&ck, 3 + i * 10, h);
+	}
+	return sim_check_grant(&ck, 1000, 0, 1, 1000, 0);
+}
+
+/* Seed 28690/3: RA section 6.6 readers answer readers at once, so readers
+ * passing a waiting reader are not bounded and not counted... */
+START_TEST(bound_ignores_readers_passing_a_reader)
+{
+	ck_assert_int_eq(mixed_entries_before_node0(DM_MODE_SHARED, DM_MODE_SHARED, 9), 0);
+	ck_assert_int_eq(ck.violation, SIM_OK);
+}
+END_TEST
+
+/* ...but writers passing a reader, and readers passing a writer, are. */
+START_TEST(bound_counts_writers_passing_a_reader)
+{
+	ck_assert_int_eq(mixed_entries_before_node0(DM_MODE_SHARED, DM_MODE_EXCLUSIVE, 5), -1);
+	ck_assert_int_eq(ck.violation, SIM_V_BOUND);
+}
+END_TEST
+
+START_TEST(bound_counts_readers_passing_a_writer)
+{
+	ck_assert_int_eq(mixed_entries_before_node0(DM_MODE_EXCLUSIVE, DM_MODE_SHARED, 5), -1);
+	ck_assert_int_eq(ck.violation, SIM_V_BOUND);
+}
+END_TEST
+
+/* Node 1 enters, then hands the lock over locally n times; node 0's REQUEST
+ * reaches node 1 after its entry if delivered. */
+static int
+handoffs_before_node0(bool delivered, unsigned n)
+{
+	ck.bound_nodes = 2;
+	sim_check_request(&ck, 0, 0, 1, "a", DM_MODE_EXCLUSIVE);
+	sim_check_net_request(&ck, 0, 0, "a", DM_MODE_EXCLUSIVE, 7);
+	sim_check_request(&ck, 0, 1, 10, "a", DM_MODE_EXCLUSIVE);
+	sim_check_grant(&ck, 1, 1, 10, 1, 0);
+	/* A REQUEST of an earlier round of node 0 is no news. */
+	sim_check_net_deliver(&ck, 1, 0, "a", 6);
+	if (delivered)
+		sim_check_net_deliver(&ck, 1, 0, "a", 7);
+	for (uint64_t h = 11; h < 11 + n; h++) {
+		sim_check_request(&ck, h, 1, h, "a", DM_MODE_EXCLUSIVE);
+		sim_check_end(&ck, h * 10, h - 1);
+		sim_check_grant(&ck, h * 10, 1, h, h, 0);
+	}
+	sim_check_end(&ck, 500, 10 + n);
+	return sim_check_grant(&ck, 600, 0, 1, 100, 0);
+}
+
+/* A handoff after the waiter's REQUEST reached the holder is overtaking
+ * (the holder must defer it and release to the network): each counts. */
+START_TEST(bound_counts_handoffs_after_request_arrived)
+{
+	ck_assert_int_eq(handoffs_before_node0(true, 1), 0);
+	sim_check_fini(&ck);
+	sim_check_init(&ck);
+	ck_assert_int_eq(handoffs_before_node0(true, 2), -1);
+	ck_assert_int_eq(ck.violation, SIM_V_BOUND);
+	sim_check_fini(&ck);
+	sim_check_init(&ck);
+	ck_assert_int_eq(handoffs_before_node0(false, 5), 0);
 }
 END_TEST
 
@@ -292,6 +373,10 @@ checker_suite(void)
 	tcase_add_test(tc, bound_accepts_2n_minus_2);
 	tcase_add_test(tc, bound_catches_more);
 	tcase_add_test(tc, local_handoff_is_one_entry);
+	tcase_add_test(tc, bound_ignores_readers_passing_a_reader);
+	tcase_add_test(tc, bound_counts_writers_passing_a_reader);
+	tcase_add_test(tc, bound_counts_readers_passing_a_writer);
+	tcase_add_test(tc, bound_counts_handoffs_after_request_arrived);
 	tcase_add_test(tc, protocol_catches_grant_without_request);
 	tcase_add_test(tc, messages_per_entry);
 	suite_add_tcase(s, tc);

@@ -7,6 +7,8 @@
  *   DM_BREAK_PROBE_BARE_REPLY  -> mutual exclusion (probe answered while in CS)
  *   DM_BREAK_STALE_TOKEN       -> fencing-token order
  *   DM_BREAK_NO_LEASE          -> mutual exclusion under partition (majority)
+ *   DM_BREAK_GREEDY_HANDOFF    -> Appendix bound (local handoff past a
+ *                                 deferred request: unfair but safe)
  *   failure_policy = paper     -> mutual exclusion under partition,
  *                                 while majority passes the same seeds.
  */
@@ -76,6 +78,18 @@ START_TEST(stale_token_breaks_token_order)
 }
 END_TEST
 
+START_TEST(greedy_handoff_breaks_appendix_bound)
+{
+	/* Safe but unfair: a holder keeps handing the lock to its own
+	 * clients while another node's request waits deferred. */
+	struct sim_config cfg = {
+		.nodes = 3, .workload = SIM_W_FOREVER, .breakage = DM_BREAK_GREEDY_HANDOFF,
+	};
+
+	ck_assert_uint_ne(find_violation(cfg, SIM_V_BOUND), 0);
+}
+END_TEST
+
 START_TEST(no_lease_breaks_exclusion_under_partition)
 {
 	struct sim_config cfg = {
@@ -118,6 +132,7 @@ main(void)
 	tcase_add_test(tc, never_defer_breaks_exclusion);
 	tcase_add_test(tc, probe_bare_reply_breaks_exclusion);
 	tcase_add_test(tc, stale_token_breaks_token_order);
+	tcase_add_test(tc, greedy_handoff_breaks_appendix_bound);
 	tcase_add_test(tc, no_lease_breaks_exclusion_under_partition);
 	tcase_add_test(tc, paper_policy_fails_under_partition_majority_holds);
 	suite_add_tcase(s, tc);

@@ -39,6 +39,17 @@ struct sim_lockstate {
 	bool		 tracked[SIM_NODES_MAX];
 	sim_time_t	 net_since[SIM_NODES_MAX];
 	unsigned	 others[SIM_NODES_MAX];		/* other entries since */
+	/* Of a tracked (waiting) node m: the mode it asks for (exclusive once
+	 * any REQUEST of the round was), its first REQUEST's number, and the
+	 * nodes that have received a REQUEST of this round (bit j). */
+	enum dm_mode	 wait_mode[SIM_NODES_MAX];
+	uint64_t	 wait_seq[SIM_NODES_MAX];
+	uint64_t	 seen_by[SIM_NODES_MAX];
+	/* Of node j's current entry: when it began, the waiters tracked then
+	 * (bit m), and the waiters it has been counted against. */
+	sim_time_t	 entry_at[SIM_NODES_MAX];
+	uint64_t	 entry_waiters[SIM_NODES_MAX];
+	uint64_t	 entry_counted[SIM_NODES_MAX];
 	sim_time_t	 last_end[SIM_NODES_MAX];	/* node's last holder ended */
 	bool		 ended[SIM_NODES_MAX];
 };
@@ -242,19 +253,67 @@ check_token(struct sim_checker *ck, const struct sim_claim *g)
 	return 0;
 }
 
-/* Node g->node enters (no local holder before): count it against every
- * other tracked request, then check our own count. */
+static bool
+modes_conflict(enum dm_mode a, enum dm_mode b)
+{
+	return a == DM_MODE_EXCLUSIVE || b == DM_MODE_EXCLUSIVE;
+}
+
+/*
+ * Node `node` is granted lock in mode; entry: it had no local holder before
+ * (a grant in the same instant as its last holder ended, or next to other
+ * holders, continues the current entry).  Count the grant against every
+ * other tracked (waiting) node m, then, on an entry, check node's own count.
+ *
+ * What is counted against m (the Appendix's "critical section entries
+ * before A"), given the two additions the engine makes to the paper:
+ *  - Readers (section 6.6): only grants that conflict with m's request
+ *    count.  A reader replies at once to every other reader whatever its
+ *    sequence number, so the Appendix argument (m defers every later request
+ *    of j) does not apply between readers, and nothing bounds the readers
+ *    that enter while a reader waits (seed 28690/3: a shared request was
+ *    passed by 2 exclusive and 3 shared entries).  They do not delay it
+ *    either: they hold in a mode compatible with it.  Between a reader and a
+ *    writer, or two writers, the argument holds unchanged.
+ *  - Local handoff: j may hand the lock to another local client (or let one
+ *    join its holders) without a network round only while no other node's
+ *    request is deferred, i.e. until m's REQUEST reaches it; that is the
+ *    same node-level critical section and counts once, against the waiters
+ *    tracked when it began, as soon as one of its grants conflicts.  A
+ *    conflicting grant continuing j's entry after m's REQUEST of this round
+ *    reached j (and after the entry's first instant) is an overtaking of m
+ *    and counts as one more entry each time.
+ */
 static int
-note_entry(struct sim_checker *ck, sim_time_t t, int node, size_t lock)
+note_grant(struct sim_checker *ck, sim_time_t t, int node, size_t lock,
+    enum dm_mode mode, bool entry)
 {
 	struct sim_lockstate *ls = &ck->locks[lock];
 	unsigned bound;
 
-	ck->entries++;
-	for (int m = 0; m < SIM_NODES_MAX; m++)
-		if (m != node && ls->tracked[m])
+	if (entry) {
+		ck->entries++;
+		ls->entry_at[node] = t;
+		ls->entry_waiters[node] = 0;
+		ls->entry_counted[node] = 0;
+	}
+	for (int m = 0; m < SIM_NODES_MAX; m++) {
+		uint64_t bit = UINT64_C(1) << m;
+
+		if (m == node || !ls->tracked[m])
+			continue;
+		if (entry)
+			ls->entry_waiters[node] |= bit;
+		if (!modes_conflict(mode, ls->wait_mode[m]))
+			continue;
+		if ((ls->entry_waiters[node] & bit) && !(ls->entry_counted[node] & bit)) {
+			ls->entry_counted[node] |= bit;
 			ls->others[m]++;
-	if (!ls->tracked[node])
+		} else if ((ls->seen_by[m] & (UINT64_C(1) << node)) && t != ls->entry_at[node]) {
+			ls->others[m]++;
+		}
+	}
+	if (!entry || !ls->tracked[node])
 		return 0;
 	ls->tracked[node] = false;
 	if (ck->bound_nodes == 0)
@@ -262,10 +321,10 @@ note_entry(struct sim_checker *ck, sim_time_t t, int node, size_t lock)
 	bound = 2 * (ck->bound_nodes - 1);
 	if (ls->others[node] > bound)
 		return sim_check_fail(ck, SIM_V_BOUND,
-		    "lock '%s': n%d entered at %" PRIu64 "us after %u entries of other"
-		    " nodes since its REQUEST at %" PRIu64 "us (bound 2(N-1) = %u, N = %u)",
-		    ls->name, node, t, ls->others[node], ls->net_since[node], bound,
-		    ck->bound_nodes);
+		    "lock '%s': n%d entered %s at %" PRIu64 "us after %u conflicting entries"
+		    " of other nodes since its REQUEST at %" PRIu64 "us (bound 2(N-1) = %u,"
+		    " N = %u)", ls->name, node, mode_name(ls->wait_mode[node]), t,
+		    ls->others[node], ls->net_since[node], bound, ck->bound_nodes);
 	return 0;
 }
 
@@ -276,6 +335,7 @@ sim_check_grant(struct sim_checker *ck, sim_time_t t, int node,
 	struct sim_lockstate *ls;
 	struct sim_request *r;
 	struct sim_claim *g;
+	bool entry;
 
 	if (ck->violation)
 		return -1;
@@ -305,9 +365,8 @@ sim_check_grant(struct sim_checker *ck, sim_time_t t, int node,
 	/* A grant in the same instant as the node's last holder ended is a
 	 * local handoff: the same entry continues (messages take time). */
 	ls = &ck->locks[g->lock];
-	if (ls->holders[node]++ == 0 && !(ls->ended[node] && ls->last_end[node] == t))
-		return note_entry(ck, t, node, g->lock);
-	return 0;
+	entry = ls->holders[node]++ == 0 && !(ls->ended[node] && ls->last_end[node] == t);
+	return note_grant(ck, t, node, g->lock, g->mode, entry);
 }
 
 int
@@ -382,7 +441,8 @@ sim_check_expiry(struct sim_checker *ck, sim_time_t t, uint64_t handle,
 }
 
 int
-sim_check_net_request(struct sim_checker *ck, sim_time_t t, int node, const char *lock)
+sim_check_net_request(struct sim_checker *ck, sim_time_t t, int node, const char *lock,
+    enum dm_mode mode, uint64_t seq)
 {
 	struct sim_lockstate *ls;
 	long li;
@@ -395,12 +455,37 @@ sim_check_net_request(struct sim_checker *ck, sim_time_t t, int node, const char
 	if (li < 0)
 		return 0;
 	ls = &ck->locks[li];
-	if (ls->tracked[node] || ls->holders[node] > 0)
+	if (ls->tracked[node]) {
+		/* A later REQUEST of the same round (the node withdrew a
+		 * shared request for an exclusive head): from now on every
+		 * entry conflicts with it. */
+		if (mode == DM_MODE_EXCLUSIVE)
+			ls->wait_mode[node] = DM_MODE_EXCLUSIVE;
+		return 0;
+	}
+	if (ls->holders[node] > 0)
 		return 0;
 	ls->tracked[node] = true;
 	ls->others[node] = 0;
 	ls->net_since[node] = t;
+	ls->wait_mode[node] = mode;
+	ls->wait_seq[node] = seq;
+	ls->seen_by[node] = 0;
 	return 0;
+}
+
+void
+sim_check_net_deliver(struct sim_checker *ck, int node, int from, const char *lock,
+    uint64_t seq)
+{
+	long li = lock_find(ck, lock, false);
+	struct sim_lockstate *ls;
+
+	if (li < 0 || node < 0 || node >= SIM_NODES_MAX || from < 0 || from >= SIM_NODES_MAX)
+		return;
+	ls = &ck->locks[li];
+	if (ls->tracked[from] && seq >= ls->wait_seq[from])
+		ls->seen_by[from] |= UINT64_C(1) << node;
 }
 
 void

@@ -14,7 +14,10 @@
  *   - the Ricart-Agrawala Appendix bound: with FIFO links, at most 2(N-1)
  *     entries of other nodes into their critical sections between a node's
  *     REQUEST and its own entry (an entry = the node going from no local
- *     holder of the name to one).
+ *     holder of the name to one).  Only entries in a mode that conflicts
+ *     with the waiter's count (section 6.6: readers never defer readers);
+ *     a local handoff continues an entry unless the waiter's REQUEST had
+ *     already reached that node (see note_grant in sim_check.c).
  * It knows nothing of engines or messages, so it can be unit-tested with
  * hand-made histories.  The first violation is kept in ck->what.
  */
@@ -36,7 +39,7 @@ enum sim_violation {
 	SIM_V_EXCLUSION,	/* two incompatible holders at one instant */
 	SIM_V_TOKEN,		/* fencing token did not increase */
 	SIM_V_LIVENESS,		/* request pending too long after healing */
-	SIM_V_BOUND,		/* more than 2(N-1) other entries before ours */
+	SIM_V_BOUND,		/* more than 2(N-1) conflicting entries before ours */
 	SIM_V_PROTOCOL,		/* grant without request, double grant, ... */
 	SIM_V_MESSAGES,		/* fault-free message count not 2(N-1) per entry */
 	SIM_V_NONDETERMINISM,	/* a replay of the seed ran differently */
@@ -85,8 +88,13 @@ int sim_check_end(struct sim_checker *ck, sim_time_t t, uint64_t handle);
 /* The holder's expiry moved (EXTEND); 0 = none. */
 int sim_check_expiry(struct sim_checker *ck, sim_time_t t, uint64_t handle,
     sim_time_t expiry);
-/* Node broadcast a REQUEST for lock (start of a network-level request). */
-int sim_check_net_request(struct sim_checker *ck, sim_time_t t, int node, const char *lock);
+/* Node sent a REQUEST (number seq) for lock in mode: the first of a round
+ * starts a network-level request; later ones may only upgrade its mode. */
+int sim_check_net_request(struct sim_checker *ck, sim_time_t t, int node, const char *lock,
+    enum dm_mode mode, uint64_t seq);
+/* Node received from's REQUEST number seq for lock. */
+void sim_check_net_deliver(struct sim_checker *ck, int node, int from, const char *lock,
+    uint64_t seq);
 /* Stop tracking node's network request for lock (cancel, timeout, fault). */
 void sim_check_untrack(struct sim_checker *ck, int node, const char *lock);
 void sim_check_untrack_all(struct sim_checker *ck);

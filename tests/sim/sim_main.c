@@ -40,7 +40,8 @@ usage(FILE *out)
 	    "  --partition-any      partitions may cut off a majority, not only minorities\n"
 	    "  --workload random|forever|light|heavy\n"
 	    "  --no-shared          exclusive requests only\n"
-	    "  --break never-defer|probe-bare-reply|stale-token|no-lease  (negative control)\n"
+	    "  --break never-defer|probe-bare-reply|stale-token|no-lease|greedy-handoff\n"
+	    "                       (negative control)\n"
 	    "  --metrics            RA section 5 figures: fault-free light and heavy load\n"
 	    "  --trace              print every event of the run\n"
 	    "  --fault-ms MS, --calm-ms MS, --delay-us US (D, default 1000)\n"
@@ -84,6 +85,8 @@ breakage_flag(const char *s)
 		return DM_BREAK_STALE_TOKEN;
 	if (strcmp(s, "no-lease") == 0)
 		return DM_BREAK_NO_LEASE;
+	if (strcmp(s, "greedy-handoff") == 0)
+		return DM_BREAK_GREEDY_HANDOFF;
 	return 0;
 }
 

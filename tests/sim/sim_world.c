@@ -397,10 +397,10 @@ fx_send(struct sim_world *w, int n, const struct dm_effect *fx)
 	    kind_name(m->kind), m->lock_len ? m->lock : "-", m->seq, m->token, m->epoch,
 	    m->node_len ? m->node : "-", m->arg, m->mode == DM_MODE_SHARED ? " shared" : "");
 	li = m->lock_len ? lock_index(w, m->lock) : -1;
-	if (w->cfg.request_kind != 0 && m->kind == w->cfg.request_kind && li >= 0 &&
-	    w->nodes[n].net_since[li] == 0) {
-		w->nodes[n].net_since[li] = w->now ? w->now : 1;
-		sim_check_net_request(&w->ck, w->now, n, m->lock);
+	if (w->cfg.request_kind != 0 && m->kind == w->cfg.request_kind && li >= 0) {
+		if (w->nodes[n].net_since[li] == 0)
+			w->nodes[n].net_since[li] = w->now ? w->now : 1;
+		sim_check_net_request(&w->ck, w->now, n, m->lock, (enum dm_mode)m->mode, m->seq);
 	}
 	if (to < 0 || !w->nodes[to].exists)
 		return;		/* nobody listens there: the transport drops it */
@@ -1209,6 +1209,9 @@ handle(struct sim_world *w, const struct sim_event *sev)
 		TRACE(w, "%s < %s %s lock=%s seq=%" PRIu64 " tok=%#" PRIx64, nd->name,
 		    w->nodes[from].name, kind_name(w->msg.kind),
 		    w->msg.lock_len ? w->msg.lock : "-", w->msg.seq, w->msg.token);
+		if (w->cfg.request_kind != 0 && w->msg.kind == w->cfg.request_kind &&
+		    w->msg.lock_len)
+			sim_check_net_deliver(&w->ck, n, from, w->msg.lock, w->msg.seq);
 		ev.type = DM_EV_RECEIVE;
 		ev.u.receive.peer = w->nodes[from].name;
 		ev.u.receive.msg = &w->msg;

@@ -919,6 +919,77 @@ START_TEST(test_other_incarnation_books_nothing)
 }
 END_TEST
 
+/* Has node i a JOIN queued (held back) under an incarnation other than inc? */
+static bool
+joins_as_other_than(int i, uint64_t inc)
+{
+	for (size_t k = C.qhead; k < C.qtail; k++) {
+		const struct h_packet *q = &C.q[k % H_QUEUE];
+
+		if (q->from == i && q->msg.kind == DM_MSG_JOIN && q->msg.incarnation != inc)
+			return true;
+	}
+	return false;
+}
+
+START_TEST(test_joiner_removed_incarnation_starts_again)
+{
+	/* 1115/12 (pause): the members removed joiner n9's incarnation (a
+	 * NODE_ADD had made it a member there) while it was frozen; on
+	 * resuming it kept joining under it, a sponsor added it again, and
+	 * one member took that add before the removal: n9 became READY at
+	 * the removal's epoch, listed by all but that member, ignored its
+	 * REJOIN (not newer than its join epoch), and its request stalled
+	 * every other for ever.  A joiner told that its very incarnation was
+	 * removed starts again under a new one; other incarnations and a
+	 * sponsor's cancel (arg 1) change nothing. */
+	struct dm_msg m;
+
+	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
+	h_join(&C, 3, 0, DM_FAILURE_MAJORITY, 4);
+	C.cut[3] = true;				/* its JOINs stay queued */
+	ck_assert_ptr_nonnull(queued(3, 0, DM_MSG_JOIN));
+	subject_msg(&m, DM_MSG_NODE_FAILED, "node3", 3);	/* another incarnation */
+	m.epoch = 2;
+	inject(0, 3, &m);
+	subject_msg(&m, DM_MSG_NODE_FAILED, "node3", 4);	/* a cancel */
+	m.epoch = 2;
+	m.arg = 1;
+	inject(0, 3, &m);
+	h_advance(&C, C.now + 30000);			/* join retries */
+	ck_assert(!joins_as_other_than(3, 4));
+	subject_msg(&m, DM_MSG_NODE_FAILED, "node3", 4);	/* removed */
+	m.epoch = 2;
+	inject(0, 3, &m);
+	h_advance(&C, C.now + 30000);			/* restart interval */
+	ck_assert(joins_as_other_than(3, 4));
+	ck_assert(!h_ready(&C, 3));
+}
+END_TEST
+
+START_TEST(test_removed_at_join_epoch_starts_again)
+{
+	/* 6296/9 and 8332/13 (partition): the same, the removal reaching the
+	 * joiner once it had its roster, at the very epoch that roster had:
+	 * honoured (the join-epoch rule of on_node_failed's self case). */
+	struct dm_msg m;
+
+	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
+	h_join(&C, 3, 0, DM_FAILURE_MAJORITY, 4);
+	h_pump(&C);
+	h_advance(&C, C.now + 30000);
+	ck_assert(h_ready(&C, 3));
+	ck_assert_uint_eq(h_roster(&C, 3), 4);
+	C.cut[3] = true;
+	subject_msg(&m, DM_MSG_NODE_FAILED, "node3", 4);
+	m.epoch = 0;					/* the join epoch */
+	inject(1, 3, &m);
+	ck_assert(!h_ready(&C, 3));
+	h_advance(&C, C.now + 30000);
+	ck_assert(joins_as_other_than(3, 4));
+}
+END_TEST
+
 static Suite *
 membership_suite(void)
 {
@@ -951,6 +1022,8 @@ membership_suite(void)
 	tcase_add_test(tc, test_rejoin_at_join_epoch_for_this_incarnation);
 	tcase_add_test(tc, test_removed_incarnation_not_re_added);
 	tcase_add_test(tc, test_runtime_join_through_a_sponsor);
+	tcase_add_test(tc, test_joiner_removed_incarnation_starts_again);
+	tcase_add_test(tc, test_removed_at_join_epoch_starts_again);
 	suite_add_tcase(s, tc);
 	return s;
 }
