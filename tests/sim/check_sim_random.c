@@ -4,8 +4,9 @@
  * longer than the failure timeout, clock drift, leave, join, partitions,
  * link resets, random clients) on one cluster size; a violation fails the
  * test with DMSIM_SEED=... and the trace on stderr (in the test's .log).
- * Built twice: SIM_SIZES selects the cluster sizes of each binary, so the
- * two halves run in parallel under make -j2.
+ * Built three times: SIM_SIZES selects the cluster sizes of each binary, so
+ * the parts run in parallel under make -j2; _wide covers N = 12 and 16 (200
+ * seeds each), where the first long campaign found what N <= 8 never showed.
  *
  * DMSIM_SEEDS_PER_SIZE overrides the number of seeds per size (default
  * 400; with the 5 sizes {1,2,3,5,8} that is 2,000 seeds).  A tenth of the
@@ -22,7 +23,9 @@
 #ifndef SIM_SIZES
 #define SIM_SIZES 1, 2, 3, 5, 8
 #endif
+#ifndef SEEDS_PER_SIZE_DEFAULT
 #define SEEDS_PER_SIZE_DEFAULT 400
+#endif
 
 static const unsigned sizes[] = { SIM_SIZES };
 #define N_SIZES (sizeof(sizes) / sizeof(sizes[0]))
@@ -122,6 +125,12 @@ static const struct regression {
 	{ 123285, 6, SIM_F_PARTITION },	/* agreement released: prober removed */
 	{ 1822, 7, SIM_F_PARTITION },	/* agreement released: late announcement */
 	{ 112187, 12, SIM_F_PARTITION },	/* removed at the epoch it joined at */
+	{ 9629, 14, SIM_F_CRASH },	/* NODE_ADD replaced a live entry: two holders */
+	{ 125421, 14, SIM_F_CRASH }, { 21567, 16, SIM_F_CRASH }, { 114221, 14, SIM_F_CRASH },
+	{ 43643, 12, SIM_F_PAUSE },	/* the same, after a pause */
+	{ 66604, 13, SIM_F_PARTITION }, { 79758, 15, SIM_F_PARTITION },	/* agreements */
+	{ 115502, 15, SIM_F_PARTITION }, { 51567, 16, SIM_F_PARTITION },	/* that outlive */
+	{ 95864, 9, SIM_F_PARTITION },	/* their prober */
 };
 #define N_REGRESSIONS (sizeof(regressions) / sizeof(regressions[0]))
 

@@ -18,12 +18,14 @@ tests_sim_dmlock_sim_LDADD = tests/sim/libdmsim.la libdmengine.la
 SIM_TEST_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 SIM_TEST_LDADD = tests/sim/libdmsim.la libdmengine.la $(CHECK_LIBS) -lm
 
-# The seed sweep is built twice (cluster sizes split in two halves) so that
-# make -j2 check runs it on both cores: 400 seeds per size, 2,000 in all.
+# The seed sweep is built three times (cluster sizes split in parts) so that
+# make -j2 check runs it on both cores: 400 seeds per size for N = 1, 2, 3,
+# 5, 8 (2,000), and 200 each for N = 12 and 16.
 SIM_TESTS = \
 	tests/sim/check_sim_checker \
 	tests/sim/check_sim_random_small \
 	tests/sim/check_sim_random_large \
+	tests/sim/check_sim_random_wide \
 	tests/sim/check_sim_negative \
 	tests/sim/check_sim_metrics
 check_PROGRAMS += $(SIM_TESTS)
@@ -42,6 +44,11 @@ tests_sim_check_sim_random_large_SOURCES = tests/sim/check_sim_random.c
 tests_sim_check_sim_random_large_CPPFLAGS = $(AM_CPPFLAGS) -DSIM_SIZES=5
 tests_sim_check_sim_random_large_CFLAGS = $(SIM_TEST_CFLAGS)
 tests_sim_check_sim_random_large_LDADD = $(SIM_TEST_LDADD)
+
+tests_sim_check_sim_random_wide_SOURCES = tests/sim/check_sim_random.c
+tests_sim_check_sim_random_wide_CPPFLAGS = $(AM_CPPFLAGS) -DSIM_SIZES=12,16 -DSEEDS_PER_SIZE_DEFAULT=200
+tests_sim_check_sim_random_wide_CFLAGS = $(SIM_TEST_CFLAGS)
+tests_sim_check_sim_random_wide_LDADD = $(SIM_TEST_LDADD)
 
 tests_sim_check_sim_negative_SOURCES = tests/sim/check_sim_negative.c
 tests_sim_check_sim_negative_CFLAGS = $(SIM_TEST_CFLAGS)
