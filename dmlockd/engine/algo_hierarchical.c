@@ -411,7 +411,9 @@ hook_held(struct dm_engine *e, dm_slot_t from, const struct dm_msg *m)
 		dm_log(e, DM_LOG_ERR, "out of memory recording a held lock", NULL, from);
 		return;
 	}
-	(void)hr_lock(e, l);
+	/* Linked until the epoch starts: hook_normal() places the grant in
+	 * the epoch's groups (hr_coord_cut_grants()). */
+	link_lock(hr_node(e), hr_lock(e, l));
 	hr_coord_held(e, l, from);
 }
 
@@ -422,6 +424,8 @@ hook_normal(struct dm_engine *e)
 	 * nodes ask again with their original timestamp (fairness kept). */
 	struct hr_node *hn = hr_node(e);
 
+	for (struct hr_lock *t = hn->active; t != NULL; t = t->next)
+		hr_coord_cut_grants(e, t->lock);
 	for (struct hr_lock *t = hn->active, *n; t != NULL; t = n) {
 		n = t->next;
 		(void)hr_lock(e, t->lock);

@@ -113,5 +113,8 @@ int		 hr_coord_receive(struct dm_engine *e, struct dm_lock *l, dm_slot_t from,
  * coordinator, or ends with its holder. */
 void		 hr_coord_forget(struct dm_engine *e, struct dm_lock *l, dm_slot_t slot);
 void		 hr_coord_held(struct dm_engine *e, struct dm_lock *l, dm_slot_t holder);
+/* At the system coordinator entering Normal: the grants of HELD reports
+ * go to the holders' group coordinators of the new epoch's groups. */
+void		 hr_coord_cut_grants(struct dm_engine *e, struct dm_lock *l);
 
 #endif /* ALGO_HIERARCHICAL_H */

@@ -317,7 +317,15 @@ gc_on_nrelease(struct dm_engine *e, struct dm_lock *l, struct hr_lock *t, dm_slo
 	struct hr_nreq *q = nreq_find(t, from);
 	struct dm_msg *r;
 
-	if (t->lnrep == from && (t->lnrep_ts == m->seq || t->lnrep_ts == 0 || m->seq == 0)) {
+	/* A release with seq 0 answers an NREPLY of a grant known from a cut
+	 * (seq 0, gc_on_greply()): it ends that grant only.  Once the holder's
+	 * grant has a timestamp (its own request, or its NREQUEST "held"), a
+	 * late seq-0 NRELEASE is about the older grant and must not end the
+	 * newer one (dmlock-sim --algorithm hierarchical --election invitation
+	 * --seed 541 --nodes 6 --fault-mask 2: n1, paused, answered n0's
+	 * seq-0 NREPLY with NRELEASE 0 after n0 had granted it request 39,
+	 * and n0 then granted n3 while n1 was inside). */
+	if (t->lnrep == from && (t->lnrep_ts == m->seq || t->lnrep_ts == 0)) {
 		/* Table 6.8: "IF lnrep = j ... record a -1 in nreq[j MOD 4]". */
 		if (q != NULL && q->ts <= m->seq)
 			q->slot = DM_SLOT_NONE;
@@ -585,6 +593,17 @@ sc_on_greqrel(struct dm_engine *e, struct dm_lock *l, struct hr_lock *t, dm_slot
 	return 0;
 }
 
+/* Where a grant known from a cut is held: the holder's group coordinator,
+ * or, while the holder is in no group (not working in the groups we see),
+ * the holder itself, so that the lock never looks free while it is held. */
+static dm_slot_t
+cut_grant_to(const struct dm_engine *e, dm_slot_t holder)
+{
+	dm_slot_t gc = hr_group_coordinator_of(e, holder);
+
+	return gc != DM_SLOT_NONE ? gc : holder;
+}
+
 void
 hr_coord_forget(struct dm_engine *e, struct dm_lock *l, dm_slot_t slot)
 {
@@ -601,24 +620,45 @@ hr_coord_forget(struct dm_engine *e, struct dm_lock *l, dm_slot_t slot)
 		t->lgrep_holder = DM_SLOT_NONE;
 		system_progress(e, l, t);
 	} else if (t->lgrep == slot) {
-		t->lgrep = hr_group_coordinator_of(e, t->lgrep_holder);
+		t->lgrep = cut_grant_to(e, t->lgrep_holder);
 	}
 }
 
 void
 hr_coord_held(struct dm_engine *e, struct dm_lock *l, dm_slot_t holder)
 {
-	/* The cut's report: the holder's group has the permission (id 0). */
+	/* The cut's report: the holder's group has the permission (id 0).
+	 * The groups are only final when the epoch starts (the joiners of
+	 * this election are not known yet): hr_coord_cut_grants() places the
+	 * grant again then. */
 	struct hr_lock *t = hr_lock(e, l);
-	dm_slot_t gc = hr_group_coordinator_of(e, holder);
 
 	if (t->lgrep != DM_SLOT_NONE && t->lgrep_holder != holder) {
 		dm_log(e, DM_LOG_ERR, "hierarchical: two holders reported at a cut", l, holder);
 		return;
 	}
-	t->lgrep = gc;
+	t->lgrep = cut_grant_to(e, holder);
 	t->lgrep_id = 0;
 	t->lgrep_holder = holder;
+}
+
+void
+hr_coord_cut_grants(struct dm_engine *e, struct dm_lock *l)
+{
+	/* The epoch starts at the system coordinator: the groups are those
+	 * of the election's outcome now (its joiners are not working).  A
+	 * grant known from a HELD report goes to the holder's group
+	 * coordinator in these groups, not in the ones we saw when the report
+	 * came (dmlock-sim --algorithm hierarchical --election invitation
+	 * --seed 2110 --nodes 7 --fault-mask 2: n2 formed a group while its
+	 * previous epoch listed n6 as a joiner, so n6's HELD lock/c counted
+	 * for no group coordinator, the lock looked free and n2 granted it
+	 * to itself while n6 held it). */
+	struct hr_lock *t = hr_lock(e, l);
+
+	if (i_am_system(e) && t->lgrep != DM_SLOT_NONE && t->lgrep_id == 0 &&
+	    t->lgrep_holder != DM_SLOT_NONE)
+		t->lgrep = cut_grant_to(e, t->lgrep_holder);
 }
 
 int

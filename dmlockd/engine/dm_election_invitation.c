@@ -170,12 +170,42 @@ form(struct dm_engine *e, struct dm_election *el, const char *why)
 	arm(e, step_time(e));
 }
 
+/* Members added to the roster after our invitations went out (a sponsor's
+ * NODE_ADD, or our own roster refilled as we rejoined) have not accepted:
+ * invite them too.  Completing without them would count them as working
+ * members of a group they never joined (dmlock-sim --algorithm hierarchical
+ * --election invitation --seed 117 --nodes 6 --fault-mask 2: n2 formed its
+ * group as it resumed from a pause, then took NODE_ADD n0; n0, still
+ * joining, became n2's group coordinator and lock/c was asked of it for
+ * ever).  Returns whether any was invited. */
+static bool
+invite_late_members(struct dm_engine *e, struct dm_election *el)
+{
+	bool any = false;
+
+	for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
+	    j = dm_roster_next(e, j)) {
+		if (j == dm_roster_self(e) || dm_roster_departing(e, j) || bit_get(el->inv_up, j) ||
+		    bit_get(el->waiting, j))
+			continue;
+		bit_set(el->waiting, j, true);
+		el->waiting_n++;
+		inv_send(e, el, DM_EL_INVITATION, j, el->k, el->coord, 0);
+		any = true;
+	}
+	return any;
+}
+
 static void
 complete(struct dm_engine *e, struct dm_election *el)
 {
 	/* "for each p in Up send(p, Ready Group, Definition)"; Normal. */
 	size_t n = 1;
 
+	if (invite_late_members(e, el)) {
+		arm(e, step_time(e));
+		return;
+	}
 	dm_lock_timer_stop(e, dm_election_lock(e));
 	dm_election_joiners_fix(e, el);
 	for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
@@ -325,6 +355,21 @@ on_ready(struct dm_engine *e, struct dm_election *el, dm_slot_t from, const stru
 		return 0;
 	if (dm_election_joiners_set(el, m->payload, m->payload_len) < 0)
 		return -EPROTO;
+	if (dm_election_is_joiner(e, el, dm_roster_self(e))) {
+		/* The group counts us as a joiner: an invitation reached us
+		 * while we were still joining (passive ACCEPT, arg JOINING),
+		 * we joined, and a resent invitation of the same group made us
+		 * accept again as a member after the coordinator had completed
+		 * on our first answer.  Normal in this group, no group
+		 * coordinator would ever be ours (working() leaves joiners out)
+		 * and our requests would go nowhere: form a group that counts
+		 * us instead (hierarchical --election invitation --seed 455
+		 * --nodes 8 --fault-mask 6: n6 resumed from a pause during its
+		 * rejoin, lock/a never requested). */
+		el->step = INV_NONE;
+		form(e, el, "the group counts us as a joiner, but we have joined");
+		return 0;
+	}
 	el->status = DM_EL_NORMAL;
 	el->step = INV_NONE;
 	el->parent[0] = '\0';
@@ -456,6 +501,17 @@ inv_peer_gone(struct dm_engine *e, struct dm_election *el, dm_slot_t slot)
 	bool was_coord = dm_election_coordinator(e, el) == DM_SLOT_NONE;
 
 	bit_set(el->inv_up, slot, false);
+	if (!dm_roster_joined(e)) {
+		/* Our roster is rebuilt while we (re)join: never lead a group
+		 * from it (dm_election_start() defers until we joined).  Before,
+		 * a rejoining node formed a group here, its roster then
+		 * refilled, and the group completed with the one member it had
+		 * left to wait for: two groups served at once (--seed 93
+		 * --nodes 6 --fault-mask 6, n1 and n3 beside n0's group). */
+		if (was_coord || dm_election_i_coordinate(e, el) || el->step == INV_INVITING)
+			dm_election_start(e, el, "the group changed while we join");
+		return;
+	}
 	if (el->step == INV_INVITING) {
 		if (bit_get(el->waiting, slot)) {
 			bit_set(el->waiting, slot, false);

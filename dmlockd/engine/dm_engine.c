@@ -287,6 +287,10 @@ dm_engine_new(const struct dm_engine_config *cfg, struct dm_engine **ret)
 	e->sponsors = calloc(DM_NODES_MAX, sizeof(*e->sponsors));
 	if (e->sponsors == NULL)
 		goto fail;
+	e->departed = calloc(DM_NODES_MAX, sizeof(*e->departed));
+	e->refused = calloc(DM_NODES_MAX, sizeof(*e->refused));
+	if (e->departed == NULL || e->refused == NULL)
+		goto fail;
 	e->heap = calloc(256, sizeof(*e->heap));
 	if (e->heap == NULL)
 		goto fail;
@@ -329,6 +333,8 @@ dm_engine_free(struct dm_engine *e)
 	}
 	free(e->heap);
 	free(e->sponsors);
+	free(e->departed);
+	free(e->refused);
 	free(e->algo_node);
 	free(e);
 	return NULL;

@@ -173,6 +173,16 @@ struct dm_engine {
 		char	address[DM_ADDRESS_MAX + 1];
 	}		*sponsors;
 	size_t		 n_sponsors, sponsor_next;
+	/* Rings of DM_NODES_MAX names (graceful leave, dm_membership.c).
+	 * departed: joining, members whose LEAVE came before our roster did
+	 * (the sponsor's snapshot may still list them), erased at ROSTER_END.
+	 * refused: joiners we refused while sponsoring another, told to ask
+	 * another member when we leave. */
+	struct dm_noted_node {
+		char		name[DM_NODE_NAME_MAX + 1];
+		uint64_t	incarnation;
+	}		*departed, *refused;
+	size_t		 n_departed, departed_next, n_refused, refused_next;
 
 	/* The current step. */
 	dm_msec_t	 now;

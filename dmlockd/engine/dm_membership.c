@@ -78,6 +78,20 @@ set_sender(struct dm_engine *e, struct dm_msg *m)
 	m->seq = e->incarnation;
 }
 
+/* A JOIN_REFUSED from a member names another member the joiner may ask
+ * instead (not us, not the joiner). */
+static void
+hint_other_member(struct dm_engine *e, struct dm_msg *r, const char *joiner)
+{
+	for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
+	    j = dm_roster_next(e, j)) {
+		if (j == e->self || strcmp(e->nodes[j].name, joiner) == 0)
+			continue;
+		set_subject(r, &e->nodes[j]);
+		break;
+	}
+}
+
 /* Stop sponsoring a joiner (we leave or restart): refuse it, give the
  * roster lock back. */
 static void
@@ -105,14 +119,7 @@ sponsor_abort(struct dm_engine *e)
 	}
 	r = dm_msg_begin(e, DM_MSG_JOIN_REFUSED, NULL);
 	r->arg = EAGAIN;
-	/* Point the joiner at another member it may ask instead. */
-	for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
-	    j = dm_roster_next(e, j)) {
-		if (j == e->self || strcmp(e->nodes[j].name, e->joiner) == 0)
-			continue;
-		set_subject(r, &e->nodes[j]);
-		break;
-	}
+	hint_other_member(e, r, e->joiner);
 	send_to_name(e, e->joiner, r);
 	e->sponsoring = false;
 	e->joiner[0] = '\0';
@@ -655,6 +662,8 @@ restart_and_rejoin(struct dm_engine *e, const char *told_by)
 		e->n_sponsors++;
 	}
 	e->membership = DM_MEMBER_RESTARTING;
+	e->n_departed = 0;
+	e->departed_next = 0;
 	sponsor_abort(e);	/* never answer a JOIN from a roster we throw away */
 	dm_local_lose_all(e, -ESHUTDOWN, true);
 	for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
@@ -825,6 +834,64 @@ dm_membership_stranger_linked(struct dm_engine *e, const char *peer)
 
 /* --- Graceful removal (§7.3) --- */
 
+/* Add (name, incarnation) to a ring of DM_NODES_MAX noted nodes. */
+static void
+note_node(struct dm_noted_node *ring, size_t *n, size_t *next, const char *peer,
+    uint64_t incarnation)
+{
+	struct dm_noted_node *d = NULL;
+
+	for (size_t i = 0; i < *n && d == NULL; i++)
+		if (strcmp(ring[i].name, peer) == 0 && ring[i].incarnation == incarnation)
+			d = &ring[i];
+	if (d == NULL) {
+		d = &ring[*next];
+		*next = (*next + 1) % DM_NODES_MAX;
+		if (*n < DM_NODES_MAX)
+			(*n)++;
+	}
+	memset(d, 0, sizeof(*d));
+	memcpy(d->name, peer, strnlen(peer, DM_NODE_NAME_MAX));
+	d->incarnation = incarnation;
+}
+
+/* The roster arrived: erase the entries of members that left meanwhile. */
+static void
+departed_erase(struct dm_engine *e)
+{
+	for (size_t i = 0; i < e->n_departed; i++) {
+		const struct dm_noted_node *d = &e->departed[i];
+		dm_slot_t s = dm_roster_find(e, d->name, strlen(d->name));
+
+		if (s != DM_SLOT_NONE && s != e->self && e->nodes[s].incarnation == d->incarnation)
+			dm_roster_erase(e, s);
+	}
+	e->n_departed = 0;
+	e->departed_next = 0;
+}
+
+/*
+ * Leaving: joiners we refused while sponsoring another may know no member
+ * but us; name another member to each.  Seed 101/6 (naimi-trehel, leave):
+ * a sponsor busy with another join refused n0 (its only candidate), then
+ * left; n0 asked the departed sponsor for ever ("n0 never became ready").
+ * (Naming another member in every busy refusal fixed it too, but changed
+ * joins under crashes and partitions; this changes only leaves.)
+ */
+static void
+tell_refused_joiners(struct dm_engine *e)
+{
+	for (size_t i = 0; i < e->n_refused; i++) {
+		struct dm_msg *r = dm_msg_begin(e, DM_MSG_JOIN_REFUSED, NULL);
+
+		r->arg = EAGAIN;
+		hint_other_member(e, r, e->refused[i].name);
+		send_to_name(e, e->refused[i].name, r);
+	}
+	e->n_refused = 0;
+	e->refused_next = 0;
+}
+
 static void
 left(struct dm_engine *e)
 {
@@ -855,6 +922,7 @@ dm_roster_leave(struct dm_engine *e)
 		return -EALREADY;
 	e->membership = DM_MEMBER_LEAVING;
 	sponsor_abort(e);	/* the joiner will ask another member */
+	tell_refused_joiners(e);
 	dm_local_lose_all(e, -ESHUTDOWN, true);
 	memset(e->ack_waiting, 0, sizeof(e->ack_waiting));
 	e->ack_waiting_n = 0;
@@ -875,11 +943,30 @@ dm_roster_leave(struct dm_engine *e)
 }
 
 static int
-on_leave(struct dm_engine *e, dm_slot_t from)
+on_leave(struct dm_engine *e, dm_slot_t from, const char *peer, const struct dm_msg *m)
 {
 	/* "Each node checks to see if the departing node is listed in its NAMES
 	 *  array, and if so, removes it ... a node awaiting a REPLY message from
 	 *  a departing node should pretend the REPLY was received." */
+	if (e->membership == DM_MEMBER_JOINING || e->membership == DM_MEMBER_RESTARTING) {
+		/* Joining (or waiting to rejoin): the LEAVE of a member may
+		 * come before our roster does, and the sponsor's snapshot,
+		 * taken before it heard the LEAVE, may still list the leaver.
+		 * Nobody would tell us again (a leave takes no new epoch, so
+		 * the snapshot is not recognisably stale).  Acknowledge it as a
+		 * member would, and erase the leaver when the roster arrives.
+		 * Seed 517/6 (suzuki-kasami, leave): the LEAVE was dropped (the
+		 * leaver was not listed yet); the joiner became READY listing
+		 * it, and as the sponsor of the next join waited for its
+		 * NODE_ADD_ACK for ever, holding the roster lock. */
+		note_node(e->departed, &e->n_departed, &e->departed_next, peer,
+		    dm_msg_sender_incarnation(m));
+		if (from == DM_SLOT_NONE) {
+			struct dm_msg *ack = dm_msg_begin(e, DM_MSG_LEAVE_ACK, NULL);
+			send_to_name(e, peer, ack);
+			return 0;
+		}
+	}
 	if (from == DM_SLOT_NONE)
 		return 0;
 	send_simple(e, from, DM_MSG_LEAVE_ACK, 0, 0);
@@ -1265,18 +1352,17 @@ on_join(struct dm_engine *e, dm_slot_t from, const char *peer, const struct dm_m
 	    (e->sponsoring && strcmp(e->joiner, peer) != 0)) {
 		r = dm_msg_begin(e, DM_MSG_JOIN_REFUSED, NULL);
 		r->arg = EAGAIN;
+		if (e->membership == DM_MEMBER_ACTIVE && e->sponsoring &&
+		    strcmp(e->joiner, peer) != 0)
+			note_node(e->refused, &e->n_refused, &e->refused_next, peer,
+			    m->incarnation);	/* told where to go when we leave */
 		if (e->membership == DM_MEMBER_LEAVING) {
 			/* We are leaving for good: point at a member that stays,
 			 * or a joiner that knows only us asks us for ever (rcv
 			 * seed 1140/5, leave: it restarted through us just
-			 * before we left). */
-			for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
-			    j = dm_roster_next(e, j)) {
-				if (j == e->self || strcmp(e->nodes[j].name, peer) == 0)
-					continue;
-				set_subject(r, &e->nodes[j]);
-				break;
-			}
+			 * before we left).  Joiners refused earlier, while we
+			 * were busy: tell_refused_joiners(). */
+			hint_other_member(e, r, peer);
 		} else if (e->membership != DM_MEMBER_ACTIVE && e->sponsor[0] != '\0' &&
 		    strcmp(e->sponsor, peer) != 0) {
 			/* Not a member (we are joining too, e.g. we restarted):
@@ -1524,6 +1610,7 @@ on_roster_end(struct dm_engine *e, const char *peer, const struct dm_msg *m)
 	if (m->epoch > e->epoch)
 		e->epoch = m->epoch;
 	e->join_epoch = e->epoch;
+	departed_erase(e);
 	e->membership = DM_MEMBER_SYNCING;
 	memset(e->seq_waiting, 0, sizeof(e->seq_waiting));
 	e->seq_waiting_n = 0;
@@ -1607,7 +1694,7 @@ dm_membership_receive(struct dm_engine *e, dm_slot_t from, const char *peer,
 	case DM_MSG_SEQ_ANSWER:
 		return on_seq_answer(e, from, m);
 	case DM_MSG_LEAVE:
-		return on_leave(e, from);
+		return on_leave(e, from, peer, m);
 	case DM_MSG_LEAVE_ACK:
 		return on_leave_ack(e, from);
 	case DM_MSG_SUSPECT:

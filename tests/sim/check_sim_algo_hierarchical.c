@@ -8,8 +8,9 @@
  * an election: the coordinator tables are rebuilt from the members), and
  * group sizes 1..5.
  * 2,000 seeds by default (DMSIM_SEEDS overrides); every fourth seed uses
- * the invitation election.  Faults the sweep leaves out are listed in
- * dmlockd/engine/NOTES-hierarchical.md.
+ * the invitation election, with every fault kind of the rotation (pauses
+ * too since the invitation fixes of issue #8).  Faults the sweep leaves
+ * out are listed in dmlockd/engine/NOTES-hierarchical.md.
  */
 #include <check.h>
 #include <stdio.h>
@@ -58,14 +59,6 @@ START_TEST(seed_sweep)
 	struct sim_result res;
 	int r;
 
-	/* The invitation election under pauses: since coordinators that go
-	 * silent are suspected and removed (NQUEUED/GQUEUED probes), a node
-	 * that accepts two invitations around a pause or a rejoin can stay
-	 * out of Normal with a request it never sends (replays in
-	 * NOTES-hierarchical.md: 455/8 and 1303/8 with pauses, 5951/8 with a
-	 * partition).  Bully keeps every fault kind of the rotation. */
-	if (cfg.election[0] == 'i')
-		cfg.faults &= ~SIM_F_PAUSE;
 	if (cfg.faults == 0)
 		cfg.workload = seed % 3 == 0 ? SIM_W_FOREVER : SIM_W_LIGHT;
 	r = sim_run(&cfg, &res);
@@ -84,14 +77,22 @@ START_TEST(seed_sweep)
 }
 END_TEST
 
-/* Crash seeds that stalled before the fixes of issue #8 (bully election). */
+/* Seeds that failed before the fixes of issue #8: crash (bully election),
+ * then pause and partition (invitation election). */
 static const struct {
 	uint64_t seed;
 	unsigned nodes;
+	uint32_t faults;
+	const char *election;
 } replays[] = {
-	{ 499, 4 },	/* a joining node was its group's coordinator (never answered) */
-	{ 244, 5 },	/* the same, system coordinator refusing every JOIN meanwhile */
-	{ 2430, 7 },	/* a HELD-derived grant kept a group coordinator removed mid-election */
+	{ 499, 4, SIM_F_CRASH, "bully" },	/* a joining node was its group's coordinator */
+	{ 244, 5, SIM_F_CRASH, "bully" },	/* the same, every JOIN refused meanwhile */
+	{ 2430, 7, SIM_F_CRASH, "bully" },	/* a HELD grant kept a removed group coordinator */
+	{ 455, 8, SIM_F_PAUSE | SIM_F_PARTITION, "invitation" },	/* member counted as joiner */
+	{ 2110, 7, SIM_F_PAUSE, "invitation" },	/* HELD placed in an old epoch's groups */
+	{ 541, 6, SIM_F_PAUSE, "invitation" },	/* late seq-0 NRELEASE ended a newer grant */
+	{ 117, 6, SIM_F_PAUSE, "invitation" },	/* member added mid-election never invited */
+	{ 93, 6, SIM_F_PAUSE | SIM_F_PARTITION, "invitation" },	/* rejoining node led a group */
 };
 
 START_TEST(replay)
@@ -101,15 +102,16 @@ START_TEST(replay)
 		.nodes = replays[_i].nodes,
 		.algorithm = "hierarchical",
 		.shared = false,
-		.faults = SIM_F_CRASH,
-		.election = "bully",
+		.faults = replays[_i].faults,
+		.election = replays[_i].election,
 		.report = stderr,
 	};
 	struct sim_result res;
 	int r = sim_run(&cfg, &res);
 
-	ck_assert_msg(r == 0, "replay: dmlock-sim --algorithm hierarchical --seed %llu --nodes %u "
-	    "--fault-mask 1 --no-shared --trace: %s: %s", (unsigned long long)cfg.seed, cfg.nodes,
+	ck_assert_msg(r == 0, "replay: dmlock-sim --algorithm hierarchical --election %s --seed %llu "
+	    "--nodes %u --fault-mask %x --no-shared --trace: %s: %s", cfg.election,
+	    (unsigned long long)cfg.seed, cfg.nodes, cfg.faults,
 	    sim_violation_name(res.violation), res.what);
 	ck_assert_uint_eq(res.engine_errors, 0);
 }

@@ -8,7 +8,8 @@
  * Crashes and pauses kill or freeze token holders and coordinators (the
  * election regenerates the token in a higher epoch; a frozen node's old
  * token is discarded), partitions split coordinators from members, joins
- * cause elections (tokens are lent, returned and regenerated).
+ * cause elections (tokens are lent, returned and regenerated), graceful
+ * leaves take members (and sponsors) out while others join.
  * A second test case replays seeds that failed before the fixes they name.
  * DMSIM_SEEDS overrides the seed count.
  */
@@ -24,8 +25,11 @@
 #endif
 #define SEEDS_DEFAULT 2000
 
-/* One fault kind per seed in turn; a kind outside the algorithm's gate is
- * replaced by link resets + joins + clock drift (always in the gate). */
+/* One fault kind per seed in turn; an entry with a kind outside the
+ * algorithm's gate is replaced by link resets + joins + clock drift (always
+ * in the gate).  Leave rides with the join entries (members leave while
+ * others join), so the crash, pause and partition seeds stay what they were
+ * before leave joined the gate. */
 static const uint32_t rotation[] = {
 	SIM_F_CRASH,
 	SIM_F_PAUSE,
@@ -33,9 +37,9 @@ static const uint32_t rotation[] = {
 	SIM_F_CRASH,
 	SIM_F_PAUSE,
 	SIM_F_PARTITION,
-	SIM_F_LINK | SIM_F_JOIN | SIM_F_DRIFT,
+	SIM_F_LINK | SIM_F_JOIN | SIM_F_DRIFT | SIM_F_LEAVE,
 	SIM_F_CRASH | SIM_F_DRIFT,
-	SIM_F_JOIN | SIM_F_LINK,
+	SIM_F_JOIN | SIM_F_LINK | SIM_F_LEAVE,
 };
 #define ALWAYS	(SIM_F_LINK | SIM_F_JOIN | SIM_F_DRIFT)
 
@@ -46,8 +50,8 @@ static uint32_t
 gate(void)
 {
 	if (strcmp(SIM_ALGO, "suzuki-kasami") == 0)
-		return ALWAYS | SIM_F_CRASH | SIM_F_PAUSE;
-	return ALWAYS | SIM_F_CRASH | SIM_F_PAUSE | SIM_F_PARTITION;
+		return ALWAYS | SIM_F_CRASH | SIM_F_PAUSE | SIM_F_LEAVE;
+	return ALWAYS | SIM_F_CRASH | SIM_F_PAUSE | SIM_F_PARTITION | SIM_F_LEAVE;
 }
 
 static uint32_t
@@ -116,6 +120,16 @@ static const struct {
 	 * Set_Coordinator (livelock), and the watchdog electing during a
 	 * reorganisation. */
 	{ 39, 8, SIM_F_PAUSE, "election livelock" },
+	/* Graceful leave (NOTES.md, "Leave"): a LEAVE that reached a joiner
+	 * before its roster was dropped, and the roster kept the leaver
+	 * (suzuki-kasami 517/6: the next join waited for the leaver's
+	 * NODE_ADD_ACK; raymond 2285/6); a busy sponsor refused a JOIN
+	 * without naming another member, then left (naimi-trehel 101/6,
+	 * raymond 1171/4 with the first fix alone). */
+	{ 517, 6, SIM_F_LEAVE, "leaver kept by a joiner" },
+	{ 2285, 6, SIM_F_LEAVE, "leaver kept by a joiner" },
+	{ 101, 6, SIM_F_LEAVE, "joiner asked a departed sponsor" },
+	{ 1171, 4, SIM_F_LEAVE, "joiner asked a departed sponsor" },
 };
 
 START_TEST(replay)

@@ -31,6 +31,8 @@ usage(FILE *out)
 	    "  --nodes N | A-B      cluster size; with a range, seed s uses A + s mod (B-A+1)\n"
 	    "  --algorithm NAME     default ricart-agrawala\n"
 	    "  --policy majority|paper\n"
+	    "  --election bully|invitation   coordinator election (default bully)\n"
+	    "  --group-size N       hierarchical group size (default 0: the engine's)\n"
 	    "  --faults / --no-faults   inject faults (default) or not\n"
 	    "  --fault-mask HEX     subset of faults: 1 crash, 2 pause, 4 partition, 8 link,\n"
 	    "                       10 leave, 20 join, 40 clock drift (default 7f)\n"
@@ -199,6 +201,7 @@ main(int argc, char **argv)
 		O_SEED = 256, O_SEEDS, O_NODES, O_ALGO, O_POLICY, O_FAULTS, O_NOFAULTS,
 		O_MASK, O_PANY, O_WORKLOAD, O_NOSHARED, O_BREAK, O_METRICS, O_TRACE,
 		O_FAULTMS, O_CALMMS, O_DELAY, O_MAXREP, O_QUIET, O_HELP, O_CONST, O_ROTATE,
+		O_ELECTION, O_GROUPSIZE,
 	};
 	static const struct option opts[] = {
 		{ "seed", required_argument, NULL, O_SEED },
@@ -206,6 +209,8 @@ main(int argc, char **argv)
 		{ "nodes", required_argument, NULL, O_NODES },
 		{ "algorithm", required_argument, NULL, O_ALGO },
 		{ "policy", required_argument, NULL, O_POLICY },
+		{ "election", required_argument, NULL, O_ELECTION },
+		{ "group-size", required_argument, NULL, O_GROUPSIZE },
 		{ "faults", no_argument, NULL, O_FAULTS },
 		{ "no-faults", no_argument, NULL, O_NOFAULTS },
 		{ "fault-mask", required_argument, NULL, O_MASK },
@@ -265,6 +270,16 @@ main(int argc, char **argv)
 				cfg.policy = DM_FAILURE_MAJORITY;
 			else
 				goto bad;
+			break;
+		case O_ELECTION:
+			if (strcmp(optarg, "bully") != 0 && strcmp(optarg, "invitation") != 0)
+				goto bad;
+			cfg.election = optarg;
+			break;
+		case O_GROUPSIZE:
+			if (parse_range(optarg, &v, &v, "-") != 1 || v > 16)
+				goto bad;	/* the engine clamps to 1..16; 0: default */
+			cfg.group_size = (uint32_t)v;
 			break;
 		case O_FAULTS:
 			cfg.faults = cfg.faults ? cfg.faults : SIM_F_ALL;
@@ -375,8 +390,9 @@ main(int argc, char **argv)
 			    s - slo + 1, failed);
 	}
 	printf("dmlock-sim: seeds %" PRIu64 "..%" PRIu64 " nodes %" PRIu64 "-%" PRIu64
-	    " algorithm %s policy %s faults %#x%s: %" PRIu64 " runs, %" PRIu64 " violations\n",
+	    " algorithm %s%s%s policy %s faults %#x%s: %" PRIu64 " runs, %" PRIu64 " violations\n",
 	    slo, shi, nlo, nhi, cfg.algorithm ? cfg.algorithm : "ricart-agrawala",
+	    cfg.election ? " election " : "", cfg.election ? cfg.election : "",
 	    cfg.policy == DM_FAILURE_PAPER ? "paper" : "majority", mask,
 	    rotate ? " (one kind per seed)" : "",
 	    shi - slo + 1, failed);

@@ -1492,8 +1492,9 @@ report(struct sim_world *w)
 
 	if (!out)
 		return;
-	fprintf(out, "DMSIM_SEED=%" PRIu64 " nodes=%u algorithm=%s policy=%s faults=%#x"
-	    " workload=%d breakage=%#x\n", w->cfg.seed, w->cfg.nodes, w->cfg.algorithm,
+	fprintf(out, "DMSIM_SEED=%" PRIu64 " nodes=%u algorithm=%s election=%s group_size=%u"
+	    " policy=%s faults=%#x workload=%d breakage=%#x\n", w->cfg.seed, w->cfg.nodes,
+	    w->cfg.algorithm, w->cfg.election ? w->cfg.election : "bully", w->cfg.group_size,
 	    w->cfg.policy == DM_FAILURE_PAPER ? "paper" : "majority", w->cfg.faults,
 	    (int)w->cfg.workload, w->cfg.breakage);
 	fprintf(out, "VIOLATION %s at %" PRIu64 "us: %s\n", sim_violation_name(w->ck.violation),

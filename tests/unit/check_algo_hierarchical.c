@@ -4,7 +4,8 @@
  * the thesis's six messages per entry, earliest-timestamp order across
  * groups, fencing tokens through the coordinator chain, try-once, the
  * group size, and a coordinator removal (bully election, tables rebuilt
- * from the members before anything is granted).
+ * from the members before anything is granted), and a late NRELEASE of a
+ * grant known from a cut (seq 0) that must not end a newer grant.
  */
 #include "hier_harness.h"
 
@@ -238,6 +239,54 @@ START_TEST(withdrawn_request_does_not_block)
 }
 END_TEST
 
+START_TEST(seq0_release_does_not_end_a_timestamped_grant)
+{
+	/* An NRELEASE with seq 0 answers an NREPLY of a cut's grant (seq 0);
+	 * once the group coordinator has granted the same member a request
+	 * with a timestamp, such a late answer must not end that grant
+	 * (dmlock-sim --algorithm hierarchical --election invitation --seed
+	 * 541 --nodes 6 --fault-mask 2: n0 then granted n3 while n1 was in
+	 * its critical section). */
+	struct h_cluster c;
+	struct h_packet req;
+	struct dm_msg late;
+
+	hh_init(&c, 8, NULL, 0);
+	/* node1's clock runs ahead, so node2's request (below) is earlier
+	 * than node1's and would be granted next. */
+	for (uint64_t h = 10; h < 13; h++) {
+		h_acquire(&c, 1, h, "a", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+		h_pump(&c);
+		h_advance(&c, c.now + 50);
+		ck_assert(h_granted(&c, h));
+		ck_assert_int_eq(h_release(&c, 1, h), 0);
+		h_pump(&c);
+	}
+	h_acquire(&c, 1, 1, "a", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	req = h_unqueue(&c, 1, 0, NREQUEST);
+	late = req.msg;
+	h_inject(&c, 1, 0, &req.msg);
+	h_pump(&c);
+	h_advance(&c, c.now + 50);
+	ck_assert(h_granted(&c, 1));
+	h_acquire(&c, 2, 2, "a", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&c);
+	late.kind = NRELEASE;
+	late.seq = 0;
+	late.arg = 0;
+	late.flags = 0;
+	h_inject(&c, 1, 0, &late);	/* answers an old seq-0 NREPLY */
+	h_pump(&c);
+	h_advance(&c, c.now + 100);
+	ck_assert(!h_granted(&c, 2));
+	ck_assert_int_eq(h_release(&c, 1, 1), 0);
+	h_pump(&c);
+	h_advance(&c, c.now + 100);
+	ck_assert(h_granted(&c, 2));
+	h_fini(&c);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -253,6 +302,7 @@ main(void)
 	tcase_add_test(tc, coordinator_removed_while_lock_held);
 	tcase_add_test(tc, withdrawn_request_does_not_block);
 	tcase_add_test(tc, silent_coordinator_holding_is_suspected_and_replaced);
+	tcase_add_test(tc, seq0_release_does_not_end_a_timestamped_grant);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

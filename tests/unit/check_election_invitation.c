@@ -4,7 +4,9 @@
  * the hierarchical algorithm on the in-test cluster: selection by config,
  * a new group with a unique id after the coordinator's removal (only
  * invitation kinds on the wire), the epoch cut keeping a held lock, and a
- * group that cannot cover its roster (partition) never serving.
+ * group that cannot cover its roster (partition) never serving, and a
+ * member that a group counts as a joiner although it accepted as a member,
+ * and a HELD report placed in the groups of the epoch it starts.
  */
 #include "hier_harness.h"
 
@@ -14,6 +16,7 @@ enum {
 	EL_INVITATION = 125,
 	EL_ACCEPT = 126,
 	EL_READY = 128,
+	EL_ANSWER_JOINING = 3,	/* DM_EL_ANSWER_JOINING */
 };
 
 static size_t
@@ -107,6 +110,104 @@ START_TEST(partitioned_group_does_not_serve_then_merges)
 }
 END_TEST
 
+START_TEST(member_counted_as_joiner_forms_a_group)
+{
+	/* dmlock-sim --algorithm hierarchical --election invitation --seed 455
+	 * --nodes 8 --fault-mask 6: n6, rejoining, resumed from a pause and
+	 * found the coordinator's invitation (resent while it was silent)
+	 * twice in its queue: the first answered passively while still
+	 * JOINING (ACCEPT arg JOINING), the second as a member after its
+	 * roster came.  The coordinator completed on the first, so its READY
+	 * listed n6 as a joiner: n6 went Normal with no group coordinator
+	 * (joiners are not working) and its request was never sent.  Here:
+	 * node0 forms a group (node3 removed); node2's passive ACCEPT reaches
+	 * node0 before its member ACCEPT. */
+	struct h_cluster c;
+	struct h_packet inv, acc;
+	struct dm_msg joining;
+
+	hh_init(&c, 4, "invitation", 0);
+	c.down[3] = true;
+	for (int i = 0; i < 3; i++) {
+		struct dm_event ev = { .type = DM_EV_REMOVE_NODE, .u.remove.peer = c.names[3] };
+		ck_assert_int_eq(h_step(&c, i, &ev), 0);
+	}
+	inv = h_unqueue(&c, 0, 2, EL_INVITATION);
+	joining = inv.msg;
+	joining.kind = EL_ACCEPT;
+	joining.arg = EL_ANSWER_JOINING;
+	joining.seq = 0;
+	h_inject(&c, 2, 0, &joining);	/* the answer node2 gave while joining */
+	h_inject(&c, 0, 2, &inv.msg);	/* node2, a member now, accepts again */
+	acc = h_unqueue(&c, 2, 0, EL_ACCEPT);
+	h_pump(&c);			/* node1 accepts: node0 completes, READY */
+	ck_assert_uint_ge(hh_kind(&c, EL_READY), 2);
+	h_inject(&c, 2, 0, &acc.msg);	/* too late to count */
+	h_pump(&c);
+	h_advance(&c, c.now + 100);
+	h_acquire(&c, 2, 1, "a", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&c);
+	h_advance(&c, c.now + 30000);
+	/* Without the fix node2 is Normal in a group that leaves it out: its
+	 * NREQUEST has no group coordinator to go to. */
+	ck_assert(h_granted(&c, 1));
+	h_fini(&c);
+}
+END_TEST
+
+START_TEST(held_report_counts_in_the_new_epochs_groups)
+{
+	/* dmlock-sim --algorithm hierarchical --election invitation --seed 2110
+	 * --nodes 7 --fault-mask 2: n2 formed a group while the last epoch it
+	 * had seen listed n6 as a joiner; n6 (working since) reported HELD
+	 * lock/c, which n2 placed in the groups of that old epoch: no group
+	 * coordinator, so the lock looked free and n2 granted it again.
+	 * Here node1's epoch lists node3 as a joiner (its READY said so),
+	 * node3 takes "a", node0 is removed, node1 forms a group; with groups
+	 * of two node3 is then its own group coordinator and node2 asks
+	 * through node1. */
+	struct h_cluster c;
+	struct h_packet ready;
+
+	hh_init(&c, 5, "invitation", 2);
+	c.down[4] = true;
+	for (int i = 0; i < 4; i++) {
+		struct dm_event ev = { .type = DM_EV_REMOVE_NODE, .u.remove.peer = c.names[4] };
+		ck_assert_int_eq(h_step(&c, i, &ev), 0);
+	}
+	/* node0 forms a group; its READY to node1 names node3 as a joiner. */
+	ready = h_unqueue(&c, 0, 1, EL_INVITATION);
+	h_inject(&c, 0, 1, &ready.msg);
+	ready = h_unqueue(&c, 1, 0, EL_ACCEPT);
+	h_inject(&c, 1, 0, &ready.msg);
+	c.cut[1] = true;
+	h_pump(&c);
+	c.cut[1] = false;
+	ready = h_unqueue(&c, 0, 1, EL_READY);
+	memcpy(ready.msg.payload, "node3", 6);
+	ready.msg.payload_len = 6;
+	h_inject(&c, 0, 1, &ready.msg);
+	h_pump(&c);
+	h_acquire(&c, 3, 1, "a", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&c);
+	h_advance(&c, c.now + 100);
+	ck_assert(h_granted(&c, 1));
+	hh_remove(&c, 0);
+	h_advance(&c, c.now + 100);
+	h_acquire(&c, 2, 2, "a", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&c);
+	h_advance(&c, c.now + 100);
+	/* Without the fix node1 granted node2 while node3 held the lock. */
+	ck_assert(!h_granted(&c, 2));
+	ck_assert_ptr_null(h_find(&c, DM_FX_LOST, 1));
+	ck_assert_int_eq(h_release(&c, 3, 1), 0);
+	h_pump(&c);
+	h_advance(&c, c.now + 100);
+	ck_assert(h_granted(&c, 2));
+	h_fini(&c);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -118,6 +219,8 @@ main(void)
 	tcase_add_test(tc, unknown_election_is_rejected);
 	tcase_add_test(tc, new_group_after_coordinator_removal);
 	tcase_add_test(tc, partitioned_group_does_not_serve_then_merges);
+	tcase_add_test(tc, member_counted_as_joiner_forms_a_group);
+	tcase_add_test(tc, held_report_counts_in_the_new_epochs_groups);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -990,6 +990,94 @@ START_TEST(test_removed_at_join_epoch_starts_again)
 }
 END_TEST
 
+START_TEST(test_leave_before_roster_is_not_lost)
+{
+	/* 517/6 (suzuki-kasami, leave): node2 acknowledged node0's NODE_ADD
+	 * of node3, then left; its LEAVE reached the joining node3 before
+	 * node0's roster snapshot, which still listed node2.  node3 dropped
+	 * the LEAVE (node2 was not listed yet), became READY listing node2
+	 * for ever, and as the sponsor of the next joiner waited for node2's
+	 * NODE_ADD_ACK for ever, holding the roster lock.  The joiner must
+	 * acknowledge such a LEAVE and erase the leaver when its roster
+	 * comes. */
+	struct dm_event leave = { .type = DM_EV_LEAVE };
+	struct h_packet p;
+
+	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
+	h_join(&C, 3, 0, DM_FAILURE_MAJORITY, 1);
+	p = unqueue(3, 0, DM_MSG_JOIN);
+	C.cut[3] = true;				/* node0's roster to node3 waits */
+	inject(p.from, p.to, &p.msg);
+	h_pump(&C);
+	ck_assert_ptr_nonnull(queued(0, 3, DM_MSG_ROSTER_END));
+	ck_assert_uint_eq(h_roster(&C, 2), 4);		/* node2 lists node3 */
+	ck_assert_int_eq(h_step(&C, 2, &leave), 0);
+	p = unqueue(2, 3, DM_MSG_LEAVE);
+	inject(p.from, p.to, &p.msg);			/* before the roster */
+	ck_assert_ptr_nonnull(queued(3, 2, DM_MSG_LEAVE_ACK));
+	for (int k = 0; k < 3; k++) {			/* then the roster */
+		p = unqueue(0, 3, DM_MSG_ROSTER_ENTRY);
+		inject(p.from, p.to, &p.msg);
+	}
+	p = unqueue(0, 3, DM_MSG_ROSTER_END);
+	inject(p.from, p.to, &p.msg);
+	C.cut[3] = false;
+	h_pump(&C);
+	ck_assert(h_ready(&C, 3));
+	for (int i = 0; i < 4; i++)
+		if (i != 2)
+			ck_assert_msg(h_roster(&C, i) == 3, "node%d lists %zu nodes", i,
+			    h_roster(&C, i));
+	ck_assert_uint_eq(h_count(&C, DM_FX_LEFT), 1);	/* every ack came */
+	C.down[2] = true;				/* the process exits */
+	/* node3 can sponsor the next joiner. */
+	h_join(&C, 4, 3, DM_FAILURE_MAJORITY, 1);
+	for (int k = 0; k < 300 && !h_ready(&C, 4); k++)
+		h_advance(&C, C.now + 100);
+	ck_assert(h_ready(&C, 4));
+	ck_assert_uint_eq(h_roster(&C, 4), 4);
+}
+END_TEST
+
+START_TEST(test_leaving_sponsor_redirects_refused_joiner)
+{
+	/* 101/6 (naimi-trehel, leave): node4 asked node0, its only candidate,
+	 * while node0 sponsored node3; node0 refused without naming anyone,
+	 * then left, and node4 asked the departed node0 for ever.  A member
+	 * that leaves names another member to every joiner it refused while
+	 * busy (and a leaving member's own refusals name one). */
+	struct dm_event leave = { .type = DM_EV_LEAVE };
+	const struct dm_msg *r;
+	struct h_packet p;
+
+	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
+	h_join(&C, 3, 0, DM_FAILURE_MAJORITY, 1);
+	p = unqueue(3, 0, DM_MSG_JOIN);
+	inject(p.from, p.to, &p.msg);			/* node0 sponsors node3 */
+	h_join(&C, 4, 0, DM_FAILURE_MAJORITY, 1);
+	p = unqueue(4, 0, DM_MSG_JOIN);
+	inject(p.from, p.to, &p.msg);			/* busy: refused */
+	ck_assert_ptr_nonnull(queued(0, 4, DM_MSG_JOIN_REFUSED));
+	h_pump(&C);
+	ck_assert(h_ready(&C, 3));
+	ck_assert_int_eq(h_step(&C, 0, &leave), 0);	/* before node4 retries */
+	r = queued(0, 4, DM_MSG_JOIN_REFUSED);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_uint_gt(r->node_len, 0);
+	ck_assert_str_ne(r->node, "node0");
+	ck_assert_str_ne(r->node, "node4");
+	h_pump(&C);
+	ck_assert_uint_eq(h_count(&C, DM_FX_LEFT), 1);
+	C.down[0] = true;				/* the process exits */
+	for (int k = 0; k < 600 && !h_ready(&C, 4); k++)
+		h_advance(&C, C.now + 100);
+	ck_assert(h_ready(&C, 4));
+	for (int i = 1; i < 5; i++)
+		ck_assert_msg(h_roster(&C, i) == 4, "node%d lists %zu nodes", i,
+		    h_roster(&C, i));
+}
+END_TEST
+
 static Suite *
 membership_suite(void)
 {
@@ -1024,6 +1112,8 @@ membership_suite(void)
 	tcase_add_test(tc, test_runtime_join_through_a_sponsor);
 	tcase_add_test(tc, test_joiner_removed_incarnation_starts_again);
 	tcase_add_test(tc, test_removed_at_join_epoch_starts_again);
+	tcase_add_test(tc, test_leave_before_roster_is_not_lost);
+	tcase_add_test(tc, test_leaving_sponsor_redirects_refused_joiner);
 	suite_add_tcase(s, tc);
 	return s;
 }
