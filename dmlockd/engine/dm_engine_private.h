@@ -111,6 +111,10 @@ struct dm_node {
 	 * single sponsor's cancel erases the entry (one of the adds may have
 	 * finished the join). */
 	bool		 added_twice;
+	/* This entry replaced another incarnation of the name (a NODE_ADD,
+	 * dm_roster_replace): a cancel of that add puts the replaced one
+	 * back rather than removing the name (0: it replaced nothing). */
+	uint64_t	 replaced_incarnation;
 	/* The removal vote of this member (as prober) that we agreed to: the
 	 * subject gets no lease acks from us until the prober aborts the vote,
 	 * the subject is erased, or the prober leaves the roster. */

@@ -782,6 +782,24 @@ on_node_failed(struct dm_engine *e, dm_slot_t from, const char *peer, const stru
 		 * cancel, delayed past the joiner's join through another
 		 * member, erased the live joiner. */
 		return 0;
+	if (m->arg == 1 && e->nodes[s].replaced_incarnation != 0 &&
+	    !incarnation_removed(e, e->nodes[s].name, e->nodes[s].replaced_incarnation)) {
+		/* The cancelled add had replaced another incarnation of the
+		 * name.  The cancel undoes that add; it says nothing about the
+		 * one replaced, which may be live and deferring our requests
+		 * (they reached whichever incarnation answers the name).  Seed
+		 * 618871/8 (pause): a dead incarnation's add and its cancel,
+		 * both delayed, replaced and then erased the entry of a live
+		 * member; its reply taken as given, we entered beside it.  Put
+		 * the replaced entry back, asking again (a dead one is removed
+		 * by failure detection as usual). */
+		char name[DM_NODE_NAME_MAX + 1], address[DM_ADDRESS_MAX + 1];
+
+		memcpy(name, e->nodes[s].name, sizeof(name));
+		memcpy(address, e->nodes[s].address, sizeof(address));
+		dm_log(e, DM_LOG_INFO, "a cancelled add gives the member's entry back", NULL, s);
+		return dm_roster_replace(e, s, name, address, e->nodes[s].replaced_incarnation);
+	}
 	dm_log(e, DM_LOG_WARNING, "member removed by a failure announcement", NULL, s);
 	if (m->arg != 1)
 		note_removed(e, s);

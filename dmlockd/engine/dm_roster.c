@@ -154,13 +154,19 @@ int
 dm_roster_replace(struct dm_engine *e, dm_slot_t slot, const char *name, const char *address,
     uint64_t incarnation)
 {
+	uint64_t replaced;
+	dm_slot_t added;
 	int r;
 
 	if (slot >= DM_NODES_MAX || !e->nodes[slot].used || slot == e->self)
 		return -EINVAL;
+	replaced = e->nodes[slot].incarnation;
 	dm_table_lock_foreach(e, withdraw_requesting, NULL);
 	dm_roster_erase(e, slot);
 	r = dm_roster_add_member(e, name, address, incarnation, true);
+	added = dm_roster_find(e, name, strlen(name));
+	if (r == 0 && added != DM_SLOT_NONE)
+		e->nodes[added].replaced_incarnation = replaced;
 	dm_table_lock_foreach(e, request_again, NULL);
 	return r;
 }

@@ -131,6 +131,8 @@ static const struct regression {
 	{ 66604, 13, SIM_F_PARTITION }, { 79758, 15, SIM_F_PARTITION },	/* agreements */
 	{ 115502, 15, SIM_F_PARTITION }, { 51567, 16, SIM_F_PARTITION },	/* that outlive */
 	{ 95864, 9, SIM_F_PARTITION },	/* their prober */
+	{ 618871, 8, SIM_F_PAUSE },	/* cancelled stale add erased a live member */
+	{ 91577, 10, SIM_F_LEAVE }, { 596932, 5, SIM_F_LEAVE },	/* sole sponsor left */
 };
 #define N_REGRESSIONS (sizeof(regressions) / sizeof(regressions[0]))
 

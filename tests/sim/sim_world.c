@@ -34,6 +34,7 @@
 #define SIM_HEARTBEAT_MS	10
 #define SIM_RESTART_MS		100
 #define SIM_STOP_MS		5
+#define SIM_OPERATOR_WAIT_MS	200	/* a joiner stranded by its sponsor's exit */
 /* Quiet time that ends a run early (quiet_long_enough): several failure
  * detection rounds (request timeout + probe timeout) and lease periods. */
 #define SIM_QUIET_MS		(4 * (SIM_REQUEST_TIMEOUT_MS + SIM_PROBE_TIMEOUT_MS) + 2 * SIM_LEASE_MS)
@@ -52,6 +53,7 @@ enum ev_kind {
 	EV_FAULT,		/* inject a fault */
 	EV_RESUME,		/* paused node resumes; incarnation b */
 	EV_RESTART,		/* crashed/left node starts again */
+	EV_SPONSOR_GONE,	/* node's sponsor left for good; incarnation b */
 	EV_UNCUT,		/* heal cut a <-> b */
 	EV_HEAL,		/* end of the fault phase */
 	EV_SETTLE,		/* cluster settled: arm the Appendix bound */
@@ -84,6 +86,8 @@ struct sim_node {
 	bool		 paused;
 	bool		 leaving, left;
 	bool		 ever;		/* was ever a member */
+	bool		 member_now;	/* this incarnation has been a member */
+	int		 sponsor;	/* the sponsor it was started with, -1 none */
 	uint64_t	 incarnation;
 	sim_time_t	 resume_at;
 	/* Host clock (CLOCK_BOOTTIME): local_us = base_local + (t - base_real)(1 + ppm/1e6). */
@@ -252,6 +256,8 @@ fail(struct sim_world *w, enum sim_violation v, const char *fmt, ...)
 	sim_check_fail(&w->ck, v, "%s", what);
 }
 
+static void sponsor_left(struct sim_world *w, int n);
+
 /* ---- links --------------------------------------------------------------- */
 
 static bool
@@ -393,9 +399,10 @@ fx_send(struct sim_world *w, int n, const struct dm_effect *fx)
 	if (m->kind == DM_RA_REQUEST || m->kind == DM_RA_REPLY)
 		w->res->ra_messages++;
 	TRACE(w, "%s > %s %s lock=%s seq=%" PRIu64 " tok=%#" PRIx64 " ep=%" PRIu64
-	    " node=%s arg=%" PRIu64 "%s", w->nodes[n].name, fx->u.send.peer,
-	    kind_name(m->kind), m->lock_len ? m->lock : "-", m->seq, m->token, m->epoch,
-	    m->node_len ? m->node : "-", m->arg, m->mode == DM_MODE_SHARED ? " shared" : "");
+	    " node=%s inc=%#" PRIx64 " serial=%" PRIu64 " arg=%" PRIu64 "%s", w->nodes[n].name,
+	    fx->u.send.peer, kind_name(m->kind), m->lock_len ? m->lock : "-", m->seq, m->token,
+	    m->epoch, m->node_len ? m->node : "-", m->incarnation, m->serial, m->arg,
+	    m->mode == DM_MODE_SHARED ? " shared" : "");
 	li = m->lock_len ? lock_index(w, m->lock) : -1;
 	if (w->cfg.request_kind != 0 && m->kind == w->cfg.request_kind && li >= 0) {
 		if (w->nodes[n].net_since[li] == 0)
@@ -618,7 +625,7 @@ on_effect(void *ctx, const struct dm_effect *fx)
 	case DM_FX_READY:
 		TRACE(w, "%s: READY", nd->name);
 		nd->ready = true;
-		nd->ever = true;
+		nd->ever = nd->member_now = true;
 		if (w->settled) {	/* a late rejoin: N for the bound may grow */
 			unsigned members = 0;
 
@@ -707,6 +714,8 @@ node_step(struct sim_world *w, int n, struct dm_event *ev)
 		nd->ever |= st.ready;
 	}
 	if (nd->left) {
+		if (w->healed)
+			sponsor_left(w, n);
 		node_gone(w, n, "left");
 		/* Comes back later as a new incarnation through a sponsor. */
 		if (!w->healed)
@@ -742,6 +751,7 @@ node_start(struct sim_world *w, int n, bool initial)
 		.group_size = w->cfg.group_size,
 	};
 	size_t np = 0;
+	int sponsor_index = -1;
 	int r;
 
 	if (initial) {
@@ -761,9 +771,9 @@ node_start(struct sim_world *w, int n, bool initial)
 				candidates[nc++] = (int)i;
 		if (nc == 0)
 			return -EAGAIN;
-		r = candidates[sim_rng_below(&w->rng, (uint64_t)nc)];
-		sponsor.name = w->nodes[r].name;
-		sponsor.address = w->nodes[r].address;
+		sponsor_index = candidates[sim_rng_below(&w->rng, (uint64_t)nc)];
+		sponsor.name = w->nodes[sponsor_index].name;
+		sponsor.address = w->nodes[sponsor_index].address;
 		cfg.sponsor = &sponsor;
 	}
 	r = dm_engine_new(&cfg, &nd->eng);
@@ -772,7 +782,8 @@ node_start(struct sim_world *w, int n, bool initial)
 		return r;
 	}
 	nd->exists = true;
-	nd->ready = nd->paused = nd->leaving = nd->left = false;
+	nd->ready = nd->paused = nd->leaving = nd->left = nd->member_now = false;
+	nd->sponsor = sponsor_index;
 	memset(nd->wants, 0, sizeof(nd->wants));
 	memset(nd->net_since, 0, sizeof(nd->net_since));
 	memset(nd->holders, 0, sizeof(nd->holders));
@@ -788,6 +799,23 @@ node_start(struct sim_world *w, int n, bool initial)
 				push(w, w->now + w->cfg.delay_us, EV_RESTARTED, (int)i,
 				    (uint64_t)n, w->nodes[i].incarnation, 0);
 	return 0;
+}
+
+/* After the heal, node n left for good (it does not come back): a node still
+ * joining through it alone is restarted with another sponsor by the operator
+ * if it has not joined after a generous wait (a JOIN that reached n while it
+ * was leaving was refused with a hint to another member: given time, the
+ * engine finds its way; a JOIN that arrived after n exited found nobody). */
+static void
+sponsor_left(struct sim_world *w, int n)
+{
+	for (unsigned j = 0; j < w->n_slots; j++) {
+		struct sim_node *jd = &w->nodes[j];
+
+		if ((int)j != n && jd->exists && !jd->member_now && jd->sponsor == n)
+			push(w, w->now + SIM_OPERATOR_WAIT_MS * MS, EV_SPONSOR_GONE, (int)j, 0,
+			    jd->incarnation, 0);
+	}
 }
 
 /* The process is gone (crash, or exit after leaving): state lost. */
@@ -1206,9 +1234,12 @@ handle(struct sim_world *w, const struct sim_event *sev)
 			return;
 		}
 		free(m);
-		TRACE(w, "%s < %s %s lock=%s seq=%" PRIu64 " tok=%#" PRIx64, nd->name,
+		TRACE(w, "%s < %s %s lock=%s seq=%" PRIu64 " tok=%#" PRIx64 " ep=%" PRIu64
+		    " node=%s inc=%#" PRIx64 " serial=%" PRIu64 " arg=%" PRIu64 "%s", nd->name,
 		    w->nodes[from].name, kind_name(w->msg.kind),
-		    w->msg.lock_len ? w->msg.lock : "-", w->msg.seq, w->msg.token);
+		    w->msg.lock_len ? w->msg.lock : "-", w->msg.seq, w->msg.token, w->msg.epoch,
+		    w->msg.node_len ? w->msg.node : "-", w->msg.incarnation, w->msg.serial,
+		    w->msg.arg, w->msg.mode == DM_MODE_SHARED ? " shared" : "");
 		if (w->cfg.request_kind != 0 && w->msg.kind == w->cfg.request_kind &&
 		    w->msg.lock_len)
 			sim_check_net_deliver(&w->ck, n, from, w->msg.lock, w->msg.seq);
@@ -1290,6 +1321,19 @@ handle(struct sim_world *w, const struct sim_event *sev)
 	case EV_RESTART:
 		if (nd->exists)
 			return;
+		if (node_start(w, n, false) < 0)
+			push(w, w->now + 20 * MS, EV_RESTART, n, 0, 0, 0);
+		return;
+	case EV_SPONSOR_GONE:
+		if (!nd->exists || nd->incarnation != sev->b || nd->member_now)
+			return;
+		/* Its only contact left the cluster for good before answering:
+		 * no protocol can find the cluster from there (one sponsor per
+		 * config, RA 7.2).  The operator restarts it pointing at a
+		 * member, as dmlockd's log tells them to. */
+		TRACE(w, "%s: the operator restarts it: sponsor %s left before it joined",
+		    nd->name, w->nodes[nd->sponsor].name);
+		node_gone(w, n, "stopped by the operator");
 		if (node_start(w, n, false) < 0)
 			push(w, w->now + 20 * MS, EV_RESTART, n, 0, 0, 0);
 		return;

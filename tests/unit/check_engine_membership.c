@@ -881,6 +881,43 @@ START_TEST(test_replaced_entry_is_asked_again)
 }
 END_TEST
 
+START_TEST(test_cancelled_replacement_restores_entry)
+{
+	/* 618871/8 (pause): a sponsor's NODE_ADD of node1's dead incarnation
+	 * and its cancel, both delayed, reached node0 after node1's live
+	 * incarnation had joined and deferred node0's request.  The add
+	 * replaced the live entry (asking again: fine); the cancel erased it,
+	 * node0 took the live node1's reply as given, and both held lock x.
+	 * A cancel of an add that replaced an entry puts the replaced entry
+	 * back (asking again) instead of removing the name. */
+	struct dm_msg m;
+
+	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
+	learn_incarnations();
+	h_acquire(&C, 1, 1, "x", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&C);
+	ck_assert(granted(1));
+	h_acquire(&C, 0, 2, "x", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&C);					/* node1 defers, node2 replies */
+	ck_assert(!granted(2));
+	subject_msg(&m, DM_MSG_NODE_ADD, "node1", 77);	/* a stale incarnation */
+	m.serial = 4;
+	inject(2, 0, &m);
+	ck_assert(!granted(2));
+	subject_msg(&m, DM_MSG_NODE_FAILED, "node1", 77);	/* its sponsor's cancel */
+	m.serial = 4;
+	m.arg = 1;
+	inject(2, 0, &m);
+	ck_assert_uint_eq(h_roster(&C, 0), 3);		/* node1 is still a member */
+	ck_assert(!granted(2));
+	h_pump(&C);
+	ck_assert(!granted(2));				/* node1 still holds x */
+	ck_assert_int_eq(h_release(&C, 1, 1), 0);
+	h_pump(&C);
+	ck_assert(granted(2));				/* node1's own answer */
+}
+END_TEST
+
 START_TEST(test_other_incarnation_books_nothing)
 {
 	/* 9629/14: requests of an incarnation we do not list were deferred
@@ -1102,6 +1139,7 @@ membership_suite(void)
 	tcase_add_test(tc, test_joiner_points_joiners_at_its_sponsor);
 	tcase_add_test(tc, test_stale_epoch_node_add_ignored);
 	tcase_add_test(tc, test_replaced_entry_is_asked_again);
+	tcase_add_test(tc, test_cancelled_replacement_restores_entry);
 	tcase_add_test(tc, test_other_incarnation_books_nothing);
 	tcase_add_test(tc, test_announcement_ends_joined_vote);
 	tcase_add_test(tc, test_removed_prober_vote_still_stands);
