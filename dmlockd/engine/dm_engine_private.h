@@ -241,6 +241,12 @@ struct dm_engine {
 	uint64_t	 vote_serial;
 	uint64_t	 vote_epoch;	/* the epoch our running vote proposes */
 	uint64_t	 promised_epoch;
+	/* The highest epoch an active member told us while we were not one
+	 * (JOIN_REFUSED or REJOIN flagged DM_MSG_F_MEMBER), and when: while
+	 * fresh, our vote as a restarted node goes to no prober whose roster
+	 * is older (see on_suspect()). */
+	uint64_t	 member_epoch;
+	dm_msec_t	 member_epoch_at;
 	uint16_t	 vote_yes;
 	uint8_t		 voted[DM_NODES_MAX / 8];
 	struct dm_timer	 vote_timer;	/* D_lock before a removal is used */

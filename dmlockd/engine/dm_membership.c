@@ -78,6 +78,15 @@ set_sender(struct dm_engine *e, struct dm_msg *m)
 	m->seq = e->incarnation;
 }
 
+/* A refusal from an active member says so: its epoch is a roster that
+ * lives (see the member_epoch rule in on_suspect()). */
+static void
+flag_member(const struct dm_engine *e, struct dm_msg *m)
+{
+	if (e->membership == DM_MEMBER_ACTIVE)
+		m->flags |= DM_MSG_F_MEMBER;
+}
+
 /* A JOIN_REFUSED from a member names another member the joiner may ask
  * instead (not us, not the joiner). */
 static void
@@ -119,6 +128,7 @@ sponsor_abort(struct dm_engine *e)
 	}
 	r = dm_msg_begin(e, DM_MSG_JOIN_REFUSED, NULL);
 	r->arg = EAGAIN;
+	flag_member(e, r);
 	hint_other_member(e, r, e->joiner);
 	send_to_name(e, e->joiner, r);
 	e->sponsoring = false;
@@ -204,6 +214,11 @@ int
 dm_roster_receive(struct dm_engine *e, dm_slot_t from, const char *peer, const struct dm_msg *m)
 {
 	e->rx_epoch_before = e->epoch;
+	if ((m->kind == DM_MSG_JOIN_REFUSED || m->kind == DM_MSG_REJOIN) &&
+	    (m->flags & DM_MSG_F_MEMBER) && m->epoch >= e->member_epoch) {
+		e->member_epoch = m->epoch;
+		e->member_epoch_at = e->now;
+	}
 	if (e->membership == DM_MEMBER_JOINING && m->epoch > e->epoch)
 		e->epoch = m->epoch;	/* rosters older than this are stale */
 	if (from != DM_SLOT_NONE && e->rx_other_incarnation) {
@@ -242,7 +257,12 @@ dm_roster_receive(struct dm_engine *e, dm_slot_t from, const char *peer, const s
 		    (m->kind != DM_MSG_JOIN || e->nodes[from].incarnation == m->incarnation))
 			dm_membership_heard(e, from);	/* (a JOIN is a new process) */
 		dm_token_observe(e, m->token);
-		if (m->epoch > e->epoch)
+		/* (Not from a JOIN: a joiner's epoch is what some member told
+		 * it, not a roster change we applied.  Taken over, it hid from
+		 * the restarted nodes that our roster is older than one they
+		 * had heard of: seed 1533/6, see the member_epoch rule in
+		 * on_suspect().) */
+		if (m->epoch > e->epoch && m->kind != DM_MSG_JOIN)
 			e->epoch = m->epoch;
 	}
 	if (m->kind >= DM_MSG_ALGO_BASE)
@@ -425,6 +445,20 @@ on_suspect(struct dm_engine *e, dm_slot_t from, const char *peer, const struct d
 		else
 			agree = m->mode == 1 && e->now >= e->incarnation_since + fail_silence(e);
 		if (!ours || m->arg <= e->epoch || m->arg <= e->promised_epoch)
+			agree = false;
+		/* A prober whose roster is older than the epoch a live member
+		 * of some roster told us of lately may be a removed node that
+		 * never learned it, whose listed members all restarted or
+		 * left: with our votes it would rebuild a second cluster
+		 * beside the one that removed it (seed 1533/6, every fault
+		 * kind: n5, removed at epoch 13 while cut off, removed n0's
+		 * and n1's old incarnations by the votes of their new ones
+		 * and granted beside n4's cluster, which kept refusing n0's
+		 * JOINs at epoch 13).  We cannot tell; refuse while that
+		 * member was heard within T_fail.  (Not for good: a lagging
+		 * survivor whose newer-epoch peers all crashed must still be
+		 * able to remove them, seed 2947/4, crashes.) */
+		if (m->epoch < e->member_epoch && e->now < e->member_epoch_at + fail_silence(e))
 			agree = false;
 		if (agree) {
 			e->promised_epoch = m->arg;
@@ -837,6 +871,7 @@ dm_membership_on_stranger(struct dm_engine *e, const char *peer, const struct dm
 	if (e->membership != DM_MEMBER_ACTIVE && e->membership != DM_MEMBER_LEAVING)
 		return 0;
 	r = dm_msg_begin(e, DM_MSG_REJOIN, NULL);
+	flag_member(e, r);
 	r->serial = m != NULL ? dm_msg_sender_incarnation(m) : 0;	/* the one we answer */
 	send_to_name(e, peer, r);
 	return 0;
@@ -1370,6 +1405,7 @@ on_join(struct dm_engine *e, dm_slot_t from, const char *peer, const struct dm_m
 	    (e->sponsoring && strcmp(e->joiner, peer) != 0)) {
 		r = dm_msg_begin(e, DM_MSG_JOIN_REFUSED, NULL);
 		r->arg = EAGAIN;
+		flag_member(e, r);
 		if (e->membership == DM_MEMBER_ACTIVE && e->sponsoring &&
 		    strcmp(e->joiner, peer) != 0)
 			note_node(e->refused, &e->n_refused, &e->refused_next, peer,

@@ -77,7 +77,8 @@ enum dm_maekawa_kind {
 
 /* flags */
 #define DM_MSG_F_TRY	0x01u	/* a try-once request: answer "busy" instead of deferring */
-#define DM_MSG_F_ALL	0x01u
+#define DM_MSG_F_MEMBER	0x02u	/* JOIN_REFUSED, REJOIN: the sender is an active member */
+#define DM_MSG_F_ALL	0x03u
 
 struct dm_msg {
 	uint8_t		kind;		/* enum dm_msg_kind or an algorithm kind */

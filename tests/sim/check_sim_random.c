@@ -133,6 +133,7 @@ static const struct regression {
 	{ 95864, 9, SIM_F_PARTITION },	/* their prober */
 	{ 618871, 8, SIM_F_PAUSE },	/* cancelled stale add erased a live member */
 	{ 91577, 10, SIM_F_LEAVE }, { 596932, 5, SIM_F_LEAVE },	/* sole sponsor left */
+	{ 1533, 6, SIM_F_ALL },		/* removed node rebuilt a cluster from restarted ones */
 };
 #define N_REGRESSIONS (sizeof(regressions) / sizeof(regressions[0]))
 

@@ -918,6 +918,79 @@ START_TEST(test_cancelled_replacement_restores_entry)
 }
 END_TEST
 
+START_TEST(test_restarted_node_refuses_older_roster)
+{
+	/* 1533/6 (every fault kind): n5, removed at epoch 13 while cut off,
+	 * never learned it; every member it listed crashed or left, and
+	 * their new incarnations, joining through it, voted that it remove
+	 * their old ones: n5 rebuilt a second cluster beside n4's, which
+	 * kept refusing those joiners at epoch 13.  A restarted node told by
+	 * an active member of epoch 9 votes for no prober whose roster is
+	 * older, while that member was heard within T_fail; later it does
+	 * (a lagging survivor must still be able to remove the dead). */
+	struct dm_msg m;
+	const struct dm_msg *v;
+
+	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
+	h_join(&C, 3, 0, DM_FAILURE_MAJORITY, 4);
+	C.cut[3] = true;				/* its JOINs stay queued */
+	memset(&m, 0, sizeof(m));
+	m.kind = DM_MSG_JOIN_REFUSED;
+	m.arg = 11;
+	m.epoch = 9;
+	m.flags = DM_MSG_F_MEMBER;
+	inject(1, 3, &m);				/* a live member at epoch 9 */
+	subject_msg(&m, DM_MSG_SUSPECT, "node3", 2);	/* our old incarnation */
+	m.epoch = 5;					/* the prober's roster */
+	m.arg = 20;					/* its ballot */
+	m.serial = 7;
+	inject(0, 3, &m);
+	v = queued(3, 0, DM_MSG_SUSPECT_VOTE);
+	ck_assert_ptr_nonnull(v);
+	ck_assert_uint_eq(v->serial, 7);
+	ck_assert_uint_eq(v->arg, 0);
+	m.epoch = 9;					/* not older: yes */
+	m.serial = 8;
+	m.arg = 21;
+	inject(0, 3, &m);
+	v = queued(3, 0, DM_MSG_SUSPECT_VOTE);
+	ck_assert_uint_eq(v->serial, 8);
+	ck_assert_uint_eq(v->arg, 1);
+	h_advance(&C, C.now + 7001);			/* that member silent for T_fail */
+	m.epoch = 5;
+	m.serial = 9;
+	m.arg = 22;
+	inject(0, 3, &m);
+	v = queued(3, 0, DM_MSG_SUSPECT_VOTE);
+	ck_assert_uint_eq(v->serial, 9);
+	ck_assert_uint_eq(v->arg, 1);
+}
+END_TEST
+
+START_TEST(test_join_epoch_not_taken_over)
+{
+	/* 1533/6: the zombie took the joiners' epoch (hearsay of another
+	 * roster) as its own, and its probes no longer looked older than
+	 * what the joiners had heard.  A member keeps its epoch on a JOIN. */
+	struct dm_msg m;
+	struct dm_engine_stats st;
+
+	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
+	subject_msg(&m, DM_MSG_JOIN, "node1", 3);	/* node1 restarted */
+	m.epoch = 9;
+	inject(1, 0, &m);
+	dm_engine_get_stats(C.e[0], &st);
+	ck_assert_uint_eq(st.epoch, 0);
+	memset(&m, 0, sizeof(m));
+	m.kind = DM_MSG_HEARTBEAT_ACK;			/* a member's epoch is news */
+	m.epoch = 9;
+	m.incarnation = 1;
+	inject(2, 0, &m);
+	dm_engine_get_stats(C.e[0], &st);
+	ck_assert_uint_eq(st.epoch, 9);
+}
+END_TEST
+
 START_TEST(test_other_incarnation_books_nothing)
 {
 	/* 9629/14: requests of an incarnation we do not list were deferred
@@ -1140,6 +1213,8 @@ membership_suite(void)
 	tcase_add_test(tc, test_stale_epoch_node_add_ignored);
 	tcase_add_test(tc, test_replaced_entry_is_asked_again);
 	tcase_add_test(tc, test_cancelled_replacement_restores_entry);
+	tcase_add_test(tc, test_restarted_node_refuses_older_roster);
+	tcase_add_test(tc, test_join_epoch_not_taken_over);
 	tcase_add_test(tc, test_other_incarnation_books_nothing);
 	tcase_add_test(tc, test_announcement_ends_joined_vote);
 	tcase_add_test(tc, test_removed_prober_vote_still_stands);

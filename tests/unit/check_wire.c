@@ -19,7 +19,7 @@ fill(struct dm_msg *m, uint8_t kind, unsigned variant)
 	memset(m, 0, sizeof(*m));
 	m->kind = kind;
 	m->mode = variant & 1;
-	m->flags = (variant & 2) ? DM_MSG_F_TRY : 0;
+	m->flags = ((variant & 2) ? DM_MSG_F_TRY : 0) | ((variant & 4) ? DM_MSG_F_MEMBER : 0);
 	m->seq = 0x0102030405060708ULL + variant;
 	m->token = UINT64_MAX - variant;
 	m->epoch = variant;
@@ -125,7 +125,7 @@ START_TEST(test_bad_header_fields)
 	size_t len;
 	static const struct { size_t off; uint8_t val; } bad[] = {
 		{ OFF_VERSION, 0 }, { OFF_VERSION, 2 }, { OFF_KIND, 0 }, { OFF_KIND, DM_MSG_ENGINE_MAX_ },
-		{ OFF_KIND, 63 }, { OFF_MODE, 2 }, { OFF_MODE, 255 }, { OFF_FLAGS, 2 },
+		{ OFF_KIND, 63 }, { OFF_MODE, 2 }, { OFF_MODE, 255 }, { OFF_FLAGS, 4 },
 		{ OFF_FLAGS, 0x80 },
 	};
 
