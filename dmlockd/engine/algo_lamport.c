@@ -79,21 +79,6 @@ struct lp_lock {
 	uint64_t	queue_seq[DM_NODES_MAX];	/* my_Q[j] */
 };
 
-static bool
-bit_get(const uint8_t *b, size_t i)
-{
-	return (b[i / 8] >> (i % 8)) & 1u;
-}
-
-static void
-bit_set(uint8_t *b, size_t i, bool v)
-{
-	if (v)
-		b[i / 8] |= (uint8_t)(1u << (i % 8));
-	else
-		b[i / 8] &= (uint8_t)~(1u << (i % 8));
-}
-
 static struct lp_node *
 lp_node(struct dm_engine *e)
 {
@@ -152,8 +137,8 @@ lp_arm(struct dm_engine *e, struct dm_lock *l, struct lp_lock *s, uint8_t phase)
 static void
 lp_drop_queued(struct lp_lock *s, dm_slot_t j)
 {
-	if (bit_get(s->queued, j)) {
-		bit_set(s->queued, j, false);
+	if (dm_bit_get(s->queued, j)) {
+		dm_bit_set(s->queued, j, false);
 		s->n_queue--;
 	}
 }
@@ -218,7 +203,7 @@ lp_request(struct dm_engine *e, struct dm_lock *l, enum dm_mode mode, bool try_o
 	    j = dm_roster_next(e, j)) {
 		if (j == self || dm_roster_departing(e, j))
 			continue;
-		bit_set(s->awaiting, j, true);
+		dm_bit_set(s->awaiting, j, true);
 		s->outstanding++;
 		dm_send(e, j, m);
 	}
@@ -277,8 +262,8 @@ lp_on_request(struct dm_engine *e, struct dm_lock *l, dm_slot_t j, const struct 
 		lp_answer(e, m, DM_LP_BUSY, j, 0);
 		return 0;
 	}
-	if (!bit_get(s->told, j)) {
-		bit_set(s->told, j, true);
+	if (!dm_bit_get(s->told, j)) {
+		dm_bit_set(s->told, j, true);
 		s->n_told++;
 	}
 	lp_answer(e, m, DM_LP_REPLY, j, s->our_seq);	/* timestamps start at 1 */
@@ -294,8 +279,8 @@ lp_on_reply(struct dm_engine *e, struct dm_lock *l, dm_slot_t j, const struct dm
 
 	dm_lease_ack(e, j, m->serial);	/* the Reply acknowledges our lease round */
 	lp_merge(e, m->arg);
-	if (s != NULL && s->requesting && m->seq == s->our_seq && !bit_get(s->awaiting, j) &&
-	    m->arg == 0 && bit_get(s->queued, j)) {
+	if (s != NULL && s->requesting && m->seq == s->our_seq && !dm_bit_get(s->awaiting, j) &&
+	    m->arg == 0 && dm_bit_get(s->queued, j)) {
 		/* An answer to our probe: j no longer has an earlier request (its
 		 * RELEASE, sent before this on the FIFO link, is in). */
 		lp_drop_queued(s, j);
@@ -303,12 +288,12 @@ lp_on_reply(struct dm_engine *e, struct dm_lock *l, dm_slot_t j, const struct dm
 		return 0;
 	}
 	if (s == NULL || !s->requesting || s->in_cs || m->seq != s->our_seq ||
-	    !bit_get(s->awaiting, j))
+	    !dm_bit_get(s->awaiting, j))
 		return 0;	/* late answer to a withdrawn request, or a duplicate */
-	bit_set(s->awaiting, j, false);
+	dm_bit_set(s->awaiting, j, false);
 	s->outstanding--;
-	if (m->arg != 0 && !bit_get(s->queued, j)) {
-		bit_set(s->queued, j, true);
+	if (m->arg != 0 && !dm_bit_get(s->queued, j)) {
+		dm_bit_set(s->queued, j, true);
 		s->queue_seq[j] = m->arg;
 		s->n_queue++;
 	}
@@ -325,7 +310,7 @@ lp_on_release(struct dm_engine *e, struct dm_lock *l, dm_slot_t j, const struct 
 	 *  from my_PQ" */
 	struct lp_lock *s = l != NULL ? dm_lock_state(l) : NULL;
 
-	if (s == NULL || !s->requesting || !bit_get(s->queued, j) || s->queue_seq[j] != m->seq)
+	if (s == NULL || !s->requesting || !dm_bit_get(s->queued, j) || s->queue_seq[j] != m->seq)
 		return 0;
 	lp_drop_queued(s, j);
 	lp_try_enter(e, l, s);
@@ -353,7 +338,7 @@ lp_receive(struct dm_engine *e, struct dm_lock *l, dm_slot_t from, const struct 
 	struct lp_lock *s = l != NULL ? dm_lock_state(l) : NULL;
 
 	if (s != NULL)
-		bit_set(s->answered, from, true);	/* alive */
+		dm_bit_set(s->answered, from, true);	/* alive */
 	switch (m->kind) {
 	case DM_LP_REQUEST:
 		return lp_on_request(e, l, from, m);
@@ -393,8 +378,8 @@ lp_timer(struct dm_engine *e, struct dm_lock *l)
 		m->serial = s->lease_serial;
 		m->flags = s->try_once ? DM_MSG_F_TRY : 0;
 		for (size_t j = 0; j < DM_NODES_MAX; j++) {
-			bool wait = bit_get(s->awaiting, j) || bit_get(s->queued, j);
-			bit_set(s->probed, j, wait);
+			bool wait = dm_bit_get(s->awaiting, j) || dm_bit_get(s->queued, j);
+			dm_bit_set(s->probed, j, wait);
 			if (wait)
 				dm_send(e, (dm_slot_t)j, m);
 		}
@@ -405,7 +390,7 @@ lp_timer(struct dm_engine *e, struct dm_lock *l)
 		suspects[i] = (uint8_t)(s->probed[i] & ~s->answered[i]);
 	lp_arm(e, l, s, LP_TIMER_WAIT);
 	for (size_t j = 0; j < DM_NODES_MAX; j++)
-		if (bit_get(suspects, j))
+		if (dm_bit_get(suspects, j))
 			dm_roster_suspect(e, (dm_slot_t)j);
 }
 
@@ -416,17 +401,17 @@ lp_peer_gone(struct dm_engine *e, struct dm_lock *l, dm_slot_t slot)
 	 * its Reply counts as received (null), its RELEASE as received. */
 	struct lp_lock *s = dm_lock_state(l);
 
-	bit_set(s->answered, slot, false);
-	bit_set(s->probed, slot, false);
-	if (bit_get(s->told, slot)) {
-		bit_set(s->told, slot, false);
+	dm_bit_set(s->answered, slot, false);
+	dm_bit_set(s->probed, slot, false);
+	if (dm_bit_get(s->told, slot)) {
+		dm_bit_set(s->told, slot, false);
 		s->n_told--;
 	}
 	if (!s->requesting)
 		return;
 	lp_drop_queued(s, slot);
-	if (bit_get(s->awaiting, slot)) {
-		bit_set(s->awaiting, slot, false);
+	if (dm_bit_get(s->awaiting, slot)) {
+		dm_bit_set(s->awaiting, slot, false);
 		s->outstanding--;
 	}
 	lp_try_enter(e, l, s);

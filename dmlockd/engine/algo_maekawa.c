@@ -130,21 +130,6 @@ struct mk_lock {
 	struct mk_wait	*wait;				/* WAITING QUEUE */
 };
 
-static bool
-bit_get(const uint8_t *b, size_t i)
-{
-	return (b[i / 8] >> (i % 8)) & 1u;
-}
-
-static void
-bit_set(uint8_t *b, size_t i, bool v)
-{
-	if (v)
-		b[i / 8] |= (uint8_t)(1u << (i % 8));
-	else
-		b[i / 8] &= (uint8_t)~(1u << (i % 8));
-}
-
 static struct mk_node *
 mk_node(struct dm_engine *e)
 {
@@ -237,9 +222,9 @@ mk_note_clean(struct dm_engine *e, dm_slot_t j, uint64_t view, bool clean)
 {
 	struct mk_node *n = mk_node(e);
 
-	if (!clean || view != n->view || j >= DM_NODES_MAX || bit_get(n->clean, j))
+	if (!clean || view != n->view || j >= DM_NODES_MAX || dm_bit_get(n->clean, j))
 		return;
-	bit_set(n->clean, j, true);
+	dm_bit_set(n->clean, j, true);
 	n->n_clean++;
 }
 
@@ -251,7 +236,7 @@ all_clean(struct dm_engine *e)
 	mk_note_clean(e, dm_roster_self(e), n->view, node_clean(n));
 	for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
 	    j = dm_roster_next(e, j))
-		if (mk_member(e, j) && !bit_get(n->clean, j))
+		if (mk_member(e, j) && !dm_bit_get(n->clean, j))
 			return false;
 	return true;
 }
@@ -655,12 +640,12 @@ req_issue(struct dm_engine *e, struct dm_lock *l, struct mk_lock *s)
 		for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
 		    j = dm_roster_next(e, j))
 			if (mk_member(e, j)) {
-				bit_set(s->member, j, true);
+				dm_bit_set(s->member, j, true);
 				s->n_members++;
 			}
 	} else {
 		for (unsigned i = 0; i < n->set_n; i++) {
-			bit_set(s->member, n->set[i], true);
+			dm_bit_set(s->member, n->set[i], true);
 			s->n_members++;
 		}
 	}
@@ -669,7 +654,7 @@ req_issue(struct dm_engine *e, struct dm_lock *l, struct mk_lock *s)
 	 * lease needs no extra round trip after the last LOCKED. */
 	s->lease_serial = dm_lease_round(e);
 	for (size_t j = 0; j < DM_NODES_MAX; j++)
-		if (bit_get(s->member, j))
+		if (dm_bit_get(s->member, j))
 			mk_send_full(e, l, (dm_slot_t)j, DM_MK_REQUEST, s->our_seq, s->try_once, 0,
 			    s->lease_serial);
 	if (s->lease_serial != 0 && !s->all_mode) {
@@ -678,7 +663,7 @@ req_issue(struct dm_engine *e, struct dm_lock *l, struct mk_lock *s)
 		m->serial = s->lease_serial;
 		for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
 		    j = dm_roster_next(e, j))
-			if (!bit_get(s->member, j) && j != dm_roster_self(e))
+			if (!dm_bit_get(s->member, j) && j != dm_roster_self(e))
 				dm_send(e, j, m);
 	}
 	return 0;
@@ -692,7 +677,7 @@ req_give_up(struct dm_engine *e, struct dm_lock *l, struct mk_lock *s)
 	if (!s->requesting)
 		return;
 	for (size_t j = 0; j < DM_NODES_MAX; j++)
-		if (bit_get(s->member, j))
+		if (dm_bit_get(s->member, j))
 			mk_send(e, l, (dm_slot_t)j, DM_MK_RELEASE, s->our_seq, false);
 	act_end(mk_node(e), s->req_gen);
 	s->requesting = false;
@@ -722,11 +707,11 @@ req_relinquish(struct dm_engine *e, struct dm_lock *l, struct mk_lock *s, dm_slo
 {
 	/* "(3) ... returns a RELINQUISH message ... The node cancels the LOCKED
 	 *  message previously received from the member node." */
-	bit_set(s->inquired, x, false);
-	if (!bit_get(s->locked, x))
+	dm_bit_set(s->inquired, x, false);
+	if (!dm_bit_get(s->locked, x))
 		return;
-	bit_set(s->locked, x, false);
-	bit_set(s->failed, x, true);
+	dm_bit_set(s->locked, x, false);
+	dm_bit_set(s->failed, x, true);
 	s->n_locked--;
 	mk_send(e, l, x, DM_MK_RELINQUISH, s->our_seq, false);
 }
@@ -744,7 +729,7 @@ static void
 req_answer_inquiries(struct dm_engine *e, struct dm_lock *l, struct mk_lock *s)
 {
 	for (size_t j = 0; j < DM_NODES_MAX; j++)
-		if (bit_get(s->inquired, j))
+		if (dm_bit_get(s->inquired, j))
 			req_relinquish(e, l, s, (dm_slot_t)j);
 }
 
@@ -752,7 +737,7 @@ static bool
 req_current(const struct mk_lock *s, dm_slot_t x, uint64_t seq)
 {
 	return s != NULL && s->requesting && !s->in_cs && seq == s->our_seq &&
-	    bit_get(s->member, x);
+	    dm_bit_get(s->member, x);
 }
 
 /* --- Dispatch --- */
@@ -764,7 +749,7 @@ mk_dispatch(struct dm_engine *e, struct dm_lock *l, dm_slot_t from, uint8_t kind
 	struct mk_lock *s = dm_lock_state(l);
 	struct mk_node *n = mk_node(e);
 
-	bit_set(s->answered, from, true);
+	dm_bit_set(s->answered, from, true);
 	/* A clean report counts only if it answers a request we made in this
 	 * view (sent after our last view change): a message sent before a
 	 * member left and came back under the same name carries the same
@@ -789,13 +774,13 @@ mk_dispatch(struct dm_engine *e, struct dm_lock *l, dm_slot_t from, uint8_t kind
 		if (!req_current(s, from, seq)) {
 			/* A vote we no longer want (withdrawn, re-issued, or we
 			 * are in the CS and this is a duplicate): give it back. */
-			if (!(s->requesting && seq == s->our_seq && bit_get(s->locked, from)))
+			if (!(s->requesting && seq == s->our_seq && dm_bit_get(s->locked, from)))
 				mk_send(e, l, from, DM_MK_RELEASE, seq, false);
 			break;
 		}
-		bit_set(s->failed, from, false);
-		if (!bit_get(s->locked, from)) {
-			bit_set(s->locked, from, true);
+		dm_bit_set(s->failed, from, false);
+		if (!dm_bit_get(s->locked, from)) {
+			dm_bit_set(s->locked, from, true);
 			s->n_locked++;
 		}
 		req_enter_if_done(e, l, s);
@@ -803,7 +788,7 @@ mk_dispatch(struct dm_engine *e, struct dm_lock *l, dm_slot_t from, uint8_t kind
 	case DM_MK_FAILED:
 		if (!req_current(s, from, seq))
 			break;
-		bit_set(s->failed, from, true);
+		dm_bit_set(s->failed, from, true);
 		req_answer_inquiries(e, l, s);
 		break;
 	case DM_MK_INQUIRE:
@@ -813,12 +798,12 @@ mk_dispatch(struct dm_engine *e, struct dm_lock *l, dm_slot_t from, uint8_t kind
 		 *  deferred until this becomes known.  If an INQUIRE message has
 		 *  arrived after the node has sent a RELEASE message, it is
 		 *  simply ignored." */
-		if (!req_current(s, from, seq) || !bit_get(s->locked, from))
+		if (!req_current(s, from, seq) || !dm_bit_get(s->locked, from))
 			break;
 		if (req_knows_it_fails(s))
 			req_relinquish(e, l, s, from);
 		else
-			bit_set(s->inquired, from, true);
+			dm_bit_set(s->inquired, from, true);
 		break;
 	case DM_MK_BUSY:
 		if (!req_current(s, from, seq) || !s->try_once)
@@ -840,7 +825,7 @@ mk_dispatch(struct dm_engine *e, struct dm_lock *l, dm_slot_t from, uint8_t kind
 				n->highest_seq = seq;
 			arb_on_request(e, l, s, from, seq, view, try_once);
 		} else if (sub == MK_PROBE_ARBITER &&
-		    !(s->requesting && seq == s->our_seq && bit_get(s->member, from))) {
+		    !(s->requesting && seq == s->our_seq && dm_bit_get(s->member, from))) {
 			/* It counts us as holding its vote for a request we no
 			 * longer make: give it back (idempotent). */
 			mk_send(e, l, from, DM_MK_RELEASE, seq, false);
@@ -1005,14 +990,14 @@ mk_timer(struct dm_engine *e, struct dm_lock *l)
 		memset(s->probed, 0, sizeof(s->probed));
 		if (waiting)
 			for (size_t j = 0; j < DM_NODES_MAX; j++)
-				if (bit_get(s->member, j) && !bit_get(s->locked, j) && j != self) {
-					bit_set(s->probed, j, true);
+				if (dm_bit_get(s->member, j) && !dm_bit_get(s->locked, j) && j != self) {
+					dm_bit_set(s->probed, j, true);
 					mk_send_full(e, l, (dm_slot_t)j, DM_MK_ARE_YOU_THERE,
 					    s->our_seq, s->try_once, MK_PROBE_REQUESTER,
 					    s->lease_serial);
 				}
 		if (s->voted && s->n_wait > 0 && s->vote.slot != self) {
-			bit_set(s->probed, s->vote.slot, true);
+			dm_bit_set(s->probed, s->vote.slot, true);
 			mk_send_sub(e, l, s->vote.slot, DM_MK_ARE_YOU_THERE, s->vote.seq, false,
 			    MK_PROBE_ARBITER);
 		}
@@ -1026,7 +1011,7 @@ mk_timer(struct dm_engine *e, struct dm_lock *l)
 		    (s->probing ? dm_probe_timeout(e) : dm_request_timeout(e)));
 	}
 	for (size_t j = 0; j < DM_NODES_MAX; j++)
-		if (bit_get(suspects, j))
+		if (dm_bit_get(suspects, j))
 			dm_roster_suspect(e, (dm_slot_t)j);	/* may re-enter peer_gone */
 }
 
@@ -1042,17 +1027,17 @@ mk_peer_gone(struct dm_engine *e, struct dm_lock *l, dm_slot_t slot)
 	int i;
 
 	mk_sync_view(e);	/* the departing slot is no longer a member */
-	bit_set(s->answered, slot, false);
-	bit_set(s->probed, slot, false);
-	bit_set(s->inquired, slot, false);
+	dm_bit_set(s->answered, slot, false);
+	dm_bit_set(s->probed, slot, false);
+	dm_bit_set(s->inquired, slot, false);
 	if ((i = wait_find(s, slot)) >= 0)
 		wait_drop(s, i);
 	if (s->voted && s->vote.slot == slot)
 		arb_unlock(e, s);
-	if (bit_get(s->member, slot)) {
-		bit_set(s->member, slot, false);
-		if (bit_get(s->locked, slot)) {
-			bit_set(s->locked, slot, false);
+	if (dm_bit_get(s->member, slot)) {
+		dm_bit_set(s->member, slot, false);
+		if (dm_bit_get(s->locked, slot)) {
+			dm_bit_set(s->locked, slot, false);
 			s->n_locked--;
 		}
 		s->n_members--;

@@ -46,21 +46,6 @@ enum rcv_rl_phase {
 	RCV_RL_TIMER_PROBE,	/* probe answers awaited */
 };
 
-static bool
-bit_get(const uint8_t *b, size_t i)
-{
-	return (b[i / 8] >> (i % 8)) & 1u;
-}
-
-static void
-bit_set(uint8_t *b, size_t i, bool v)
-{
-	if (v)
-		b[i / 8] |= (uint8_t)(1u << (i % 8));
-	else
-		b[i / 8] &= (uint8_t)~(1u << (i % 8));
-}
-
 bool
 rcv_rl_name(const char *name, size_t len)
 {
@@ -104,7 +89,7 @@ rl_send_all(struct dm_engine *e, struct dm_lock *l, struct rcv_rl *s, uint8_t ki
 
 	m->seq = s->seq;
 	for (size_t j = 0; j < RCV_NODES_MAX; j++)
-		if (bit_get(s->awaiting, j))
+		if (dm_bit_get(s->awaiting, j))
 			dm_send(e, (dm_slot_t)j, m);
 }
 
@@ -128,7 +113,7 @@ rcv_rl_request(struct dm_engine *e, struct dm_lock *l, struct rcv_rl *s, uint64_
 	    j = dm_roster_next(e, j)) {
 		if (j == self)
 			continue;
-		bit_set(s->awaiting, j, true);
+		dm_bit_set(s->awaiting, j, true);
 		s->outstanding++;
 	}
 	if (s->outstanding == 0) {
@@ -151,9 +136,9 @@ rcv_rl_release(struct dm_engine *e, struct dm_lock *l, struct rcv_rl *s)
 	s->timer_phase = RCV_RL_TIMER_NONE;
 	dm_lock_timer_stop(e, l);
 	for (size_t j = 0; j < RCV_NODES_MAX; j++) {
-		if (!bit_get(s->deferred, j))
+		if (!dm_bit_get(s->deferred, j))
 			continue;
-		bit_set(s->deferred, j, false);
+		dm_bit_set(s->deferred, j, false);
 		m = dm_msg_begin(e, RCV_MSG_RL_REPLY, l);
 		m->seq = s->deferred_seq[j];
 		dm_send(e, (dm_slot_t)j, m);
@@ -185,15 +170,15 @@ rl_on_request(struct dm_engine *e, struct rcv_rl *s, dm_slot_t j, const struct d
 {
 	/* "IF Defer_it THEN Reply_Deferred[j] := TRUE ELSE Send_Message(REPLY, j)" */
 	if (!rl_would_defer(e, s, j, m->seq)) {
-		if (s != NULL && bit_get(s->deferred, j) && s->deferred_seq[j] <= m->seq)
-			bit_set(s->deferred, j, false);	/* an older request, given up */
+		if (s != NULL && dm_bit_get(s->deferred, j) && s->deferred_seq[j] <= m->seq)
+			dm_bit_set(s->deferred, j, false);	/* an older request, given up */
 		rl_answer(e, m, RCV_MSG_RL_REPLY, j, m->seq);
 		return;
 	}
 	/* A newer request replaces a given-up one (never the reverse). */
-	if (!bit_get(s->deferred, j) || s->deferred_seq[j] < m->seq)
+	if (!dm_bit_get(s->deferred, j) || s->deferred_seq[j] < m->seq)
 		s->deferred_seq[j] = m->seq;
-	bit_set(s->deferred, j, true);
+	dm_bit_set(s->deferred, j, true);
 	if (probe)
 		rl_answer(e, m, RCV_MSG_RL_HERE, j, m->seq);
 }
@@ -214,9 +199,9 @@ rcv_rl_receive(struct dm_engine *e, struct dm_lock *l, struct rcv_rl *s, dm_slot
 		return 0;
 	case RCV_MSG_RL_REPLY:
 		if (s == NULL || !s->requesting || s->in_cs || m->seq != s->seq ||
-		    !bit_get(s->awaiting, from))
+		    !dm_bit_get(s->awaiting, from))
 			return 0;	/* late answer to an earlier request, or a duplicate */
-		bit_set(s->awaiting, from, false);
+		dm_bit_set(s->awaiting, from, false);
 		if (--s->outstanding == 0)
 			rl_enter(e, l, s);
 		else
@@ -224,7 +209,7 @@ rcv_rl_receive(struct dm_engine *e, struct dm_lock *l, struct rcv_rl *s, dm_slot
 		return 0;
 	case RCV_MSG_RL_HERE:
 		if (s != NULL && s->requesting && !s->in_cs && m->seq == s->seq)
-			bit_set(s->answered, from, true);
+			dm_bit_set(s->answered, from, true);
 		return 0;
 	default:
 		return -EPROTO;
@@ -250,7 +235,7 @@ rcv_rl_timer(struct dm_engine *e, struct dm_lock *l, struct rcv_rl *s)
 	rl_arm(e, l, s, RCV_RL_TIMER_WAIT);
 	/* May remove nodes and so re-enter peer_gone for this lock. */
 	for (size_t j = 0; j < RCV_NODES_MAX; j++)
-		if (bit_get(suspects, j))
+		if (dm_bit_get(suspects, j))
 			dm_roster_suspect(e, (dm_slot_t)j);
 }
 
@@ -261,11 +246,11 @@ rcv_rl_peer_gone(struct dm_engine *e, struct dm_lock *l, struct rcv_rl *s, dm_sl
 	 *  should pretend that a REPLY was received." (RA §7.4) */
 	if (slot >= RCV_NODES_MAX)
 		return;
-	bit_set(s->deferred, slot, false);
-	bit_set(s->answered, slot, false);
-	if (!s->requesting || s->in_cs || !bit_get(s->awaiting, slot))
+	dm_bit_set(s->deferred, slot, false);
+	dm_bit_set(s->answered, slot, false);
+	if (!s->requesting || s->in_cs || !dm_bit_get(s->awaiting, slot))
 		return;
-	bit_set(s->awaiting, slot, false);
+	dm_bit_set(s->awaiting, slot, false);
 	if (--s->outstanding == 0)
 		rl_enter(e, l, s);
 }

@@ -70,21 +70,6 @@ struct ra_lock {
 	struct ra_deferred *deferred;		/* Reply_Deferred, with the seq to echo */
 };
 
-static bool
-bit_get(const uint8_t *b, size_t i)
-{
-	return (b[i / 8] >> (i % 8)) & 1u;
-}
-
-static void
-bit_set(uint8_t *b, size_t i, bool v)
-{
-	if (v)
-		b[i / 8] |= (uint8_t)(1u << (i % 8));
-	else
-		b[i / 8] &= (uint8_t)~(1u << (i % 8));
-}
-
 static struct ra_node *
 ra_node(struct dm_engine *e)
 {
@@ -237,7 +222,7 @@ ra_request(struct dm_engine *e, struct dm_lock *l, enum dm_mode mode, bool try_o
 	    j = dm_roster_next(e, j)) {
 		if (j == self)
 			continue;
-		bit_set(s->awaiting, j, true);
+		dm_bit_set(s->awaiting, j, true);
 		s->outstanding++;
 		dm_send(e, j, m);
 	}
@@ -341,9 +326,9 @@ ra_on_reply(struct dm_engine *e, struct dm_lock *l, dm_slot_t j, const struct dm
 	if (m->arg == 1)
 		dm_lease_ack(e, j, m->serial);	/* the REPLY acknowledges our lease round */
 	if (s == NULL || !s->requesting || s->in_cs || m->seq != s->our_seq ||
-	    !bit_get(s->awaiting, j))
+	    !dm_bit_get(s->awaiting, j))
 		return 0;	/* late answer to a withdrawn request, or a duplicate */
-	bit_set(s->awaiting, j, false);
+	dm_bit_set(s->awaiting, j, false);
 	s->outstanding--;
 	if (s->outstanding == 0)
 		ra_enter(e, l, s);
@@ -375,7 +360,7 @@ ra_on_yes_i_am_here(struct dm_engine *e, struct dm_lock *l, dm_slot_t j,
 
 	if (s == NULL || !s->requesting || s->in_cs || m->seq != s->our_seq)
 		return 0;
-	bit_set(s->answered, j, true);
+	dm_bit_set(s->answered, j, true);
 	return 0;
 }
 
@@ -419,7 +404,7 @@ ra_timer(struct dm_engine *e, struct dm_lock *l)
 		m->mode = s->mode;
 		m->flags = s->try_once ? DM_MSG_F_TRY : 0;
 		for (size_t j = 0; j < DM_NODES_MAX; j++)
-			if (bit_get(s->awaiting, j))
+			if (dm_bit_get(s->awaiting, j))
 				dm_send(e, (dm_slot_t)j, m);
 		ra_arm(e, l, s, RA_TIMER_PROBE);
 		return;
@@ -429,7 +414,7 @@ ra_timer(struct dm_engine *e, struct dm_lock *l)
 	ra_arm(e, l, s, RA_TIMER_WAIT);
 	/* May remove nodes and so re-enter peer_gone for this lock. */
 	for (size_t j = 0; j < DM_NODES_MAX; j++)
-		if (bit_get(suspects, j))
+		if (dm_bit_get(suspects, j))
 			dm_roster_suspect(e, (dm_slot_t)j);
 }
 
@@ -443,10 +428,10 @@ ra_peer_gone(struct dm_engine *e, struct dm_lock *l, dm_slot_t slot)
 
 	if (i >= 0)
 		ra_deferred_drop(s, i);
-	bit_set(s->answered, slot, false);
-	if (!s->requesting || s->in_cs || !bit_get(s->awaiting, slot))
+	dm_bit_set(s->answered, slot, false);
+	if (!s->requesting || s->in_cs || !dm_bit_get(s->awaiting, slot))
 		return;
-	bit_set(s->awaiting, slot, false);
+	dm_bit_set(s->awaiting, slot, false);
 	s->outstanding--;
 	if (s->outstanding == 0)
 		ra_enter(e, l, s);

@@ -174,4 +174,20 @@ size_t		 dm_describe_add(char *buf, size_t size, size_t len, const char *fmt, ..
 		    __attribute__((format(printf, 4, 5)));
 uint32_t	 dm_group_size(const struct dm_engine *e);
 
+/* Per-slot bit sets (uint8_t[DM_NODES_MAX / 8]): awaiting, voted, ... */
+static inline bool
+dm_bit_get(const uint8_t *bits, size_t i)
+{
+	return (bits[i / 8] >> (i % 8)) & 1u;
+}
+
+static inline void
+dm_bit_set(uint8_t *bits, size_t i, bool v)
+{
+	if (v)
+		bits[i / 8] |= (uint8_t)(1u << (i % 8));
+	else
+		bits[i / 8] &= (uint8_t)~(1u << (i % 8));
+}
+
 #endif /* DM_ALGORITHM_H */

@@ -93,21 +93,6 @@ self_name(const struct dm_engine *e)
 	return dm_roster_name(e, dm_roster_self(e));
 }
 
-static bool
-bit_get(const uint8_t *bits, dm_slot_t j)
-{
-	return j < DM_NODES_MAX && (bits[j / 8] >> (j % 8)) & 1u;
-}
-
-static void
-bit_set(uint8_t *bits, dm_slot_t j, bool v)
-{
-	if (v)
-		bits[j / 8] |= (uint8_t)(1u << (j % 8));
-	else
-		bits[j / 8] &= (uint8_t)~(1u << (j % 8));
-}
-
 /* Group ids compare by counter, then priority (the lower name outranks). */
 static int
 group_cmp(uint64_t ka, const char *ca, uint64_t kb, const char *cb)
@@ -159,7 +144,7 @@ form(struct dm_engine *e, struct dm_election *el, const char *why)
 	    j = dm_roster_next(e, j)) {
 		if (j == self || dm_roster_departing(e, j))
 			continue;
-		bit_set(el->waiting, j, true);
+		dm_bit_set(el->waiting, j, true);
 		el->waiting_n++;
 		inv_send(e, el, DM_EL_INVITATION, j, el->k, el->coord, 0);
 	}
@@ -185,10 +170,10 @@ invite_late_members(struct dm_engine *e, struct dm_election *el)
 
 	for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
 	    j = dm_roster_next(e, j)) {
-		if (j == dm_roster_self(e) || dm_roster_departing(e, j) || bit_get(el->inv_up, j) ||
-		    bit_get(el->waiting, j))
+		if (j == dm_roster_self(e) || dm_roster_departing(e, j) || dm_bit_get(el->inv_up, j) ||
+		    dm_bit_get(el->waiting, j))
 			continue;
-		bit_set(el->waiting, j, true);
+		dm_bit_set(el->waiting, j, true);
 		el->waiting_n++;
 		inv_send(e, el, DM_EL_INVITATION, j, el->k, el->coord, 0);
 		any = true;
@@ -211,7 +196,7 @@ complete(struct dm_engine *e, struct dm_election *el)
 	for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
 	    j = dm_roster_next(e, j)) {
 		struct dm_msg *m;
-		if (!bit_get(el->inv_up, j))
+		if (!dm_bit_get(el->inv_up, j))
 			continue;
 		/* inv_send() with the joiners of the group as payload. */
 		m = dm_msg_begin(e, DM_EL_READY, dm_election_lock(e));
@@ -321,11 +306,12 @@ on_accept(struct dm_engine *e, struct dm_election *el, dm_slot_t from, const str
 		}
 		return 0;
 	}
-	if (el->step != INV_INVITING || m->serial != el->k || !bit_get(el->waiting, from))
+	if (el->step != INV_INVITING || m->serial != el->k || from >= DM_NODES_MAX ||
+	    !dm_bit_get(el->waiting, from))
 		return 0;
-	bit_set(el->waiting, from, false);
+	dm_bit_set(el->waiting, from, false);
 	el->waiting_n--;
-	bit_set(el->inv_up, from, true);
+	dm_bit_set(el->inv_up, from, true);
 	if (m->arg == DM_EL_ANSWER_JOINING)
 		dm_election_joiner_note(el, from);
 	inv_send(e, el, DM_EL_ACCEPT_ANSWER, from, m->serial, el->coord, 0);
@@ -470,10 +456,10 @@ inv_timer(struct dm_engine *e, struct dm_election *el)
 		memcpy(silent, el->waiting, sizeof(silent));
 		arm(e, step_time(e));
 		for (size_t j = 0; j < DM_NODES_MAX; j++)
-			if (bit_get(silent, (dm_slot_t)j))
+			if (dm_bit_get(silent, (dm_slot_t)j))
 				inv_send(e, el, DM_EL_INVITATION, (dm_slot_t)j, el->k, el->coord, 0);
 		for (size_t j = 0; j < DM_NODES_MAX; j++)
-			if (bit_get(silent, (dm_slot_t)j))
+			if (dm_bit_get(silent, (dm_slot_t)j))
 				dm_roster_suspect(e, (dm_slot_t)j);
 		break;
 	case INV_WAIT_READY:
@@ -500,7 +486,7 @@ inv_peer_gone(struct dm_engine *e, struct dm_election *el, dm_slot_t slot)
 	 * gone when its name is no longer in the roster. */
 	bool was_coord = dm_election_coordinator(e, el) == DM_SLOT_NONE;
 
-	bit_set(el->inv_up, slot, false);
+	dm_bit_set(el->inv_up, slot, false);
 	if (!dm_roster_joined(e)) {
 		/* Our roster is rebuilt while we (re)join: never lead a group
 		 * from it (dm_election_start() defers until we joined).  Before,
@@ -513,8 +499,8 @@ inv_peer_gone(struct dm_engine *e, struct dm_election *el, dm_slot_t slot)
 		return;
 	}
 	if (el->step == INV_INVITING) {
-		if (bit_get(el->waiting, slot)) {
-			bit_set(el->waiting, slot, false);
+		if (dm_bit_get(el->waiting, slot)) {
+			dm_bit_set(el->waiting, slot, false);
 			el->waiting_n--;
 			if (el->waiting_n == 0)
 				complete(e, el);

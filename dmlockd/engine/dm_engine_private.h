@@ -376,19 +376,4 @@ int		 dm_lease_on_heartbeat(struct dm_engine *e, dm_slot_t from, const struct dm
 int		 dm_lease_on_heartbeat_ack(struct dm_engine *e, dm_slot_t from,
 		    const struct dm_msg *m);
 
-static inline bool
-dm_bit_get(const uint8_t *bits, size_t i)
-{
-	return (bits[i / 8] >> (i % 8)) & 1u;
-}
-
-static inline void
-dm_bit_set(uint8_t *bits, size_t i, bool v)
-{
-	if (v)
-		bits[i / 8] |= (uint8_t)(1u << (i % 8));
-	else
-		bits[i / 8] &= (uint8_t)~(1u << (i % 8));
-}
-
 #endif /* DM_ENGINE_PRIVATE_H */
