@@ -37,11 +37,10 @@
  *    RCV but by every member's permission (algo_rcv_roster.c): they must
  *    be granted while members' rosters differ -- they are how rosters
  *    converge -- and RCV needs one roster (seed 289/4).
- *  - Joining members.  A node still joining got the roster lock's RMs
- *    from members that already listed it and answered ABSENT (the RM
- *    echoed): its row known, empty and closed in that generation.  Since
- *    the roster lock left RCV no RCV message reaches a joining node; the
- *    path stays until it is removed with its unit test.
+ *  - Joining members take no part: only the roster lock's messages reach
+ *    a node still joining, and RCV does not run that lock.  (An earlier
+ *    ABSENT answer for rows of joining nodes went with the roster lock's
+ *    move out of RCV; its message number stays retired.)
  *  - Forwarding: the RM goes to an unvisited node whose row casts no vote
  *    yet (§4.1 line 51 allows any unvisited node; see rcv_rm_candidates).
  *  - Withdraw (client gave up) and try-once: the tuple cannot be taken back
@@ -73,8 +72,6 @@ struct rcv_node {
 	uint64_t	 clock;		/* timestamps of tuples and row versions */
 	bool		 joined;	/* took part in a generation others started */
 	bool		 was_out;	/* was not a member (joining) since the last sync */
-	uint64_t	 gen_member;	/* highest generation held while a member */
-	uint64_t	 gen_inc[RCV_NODES_MAX];	/* incarnation listed per rank when gen began */
 	uint64_t	 slots_sig;	/* roster names with their local slots (not sent) */
 	uint64_t	 inc_of[RCV_NODES_MAX];	/* incarnation of each rank seen in gen */
 	uint16_t	 n, self_rank;
@@ -167,16 +164,11 @@ rcv_build_ranks(struct dm_engine *e, struct rcv_node *n)
 	n->self_rank = n->rank_of[dm_roster_self(e)];
 }
 
-/* A generation begins here: remember whom it lists (ABSENT is believed
- * only from the incarnation listed when it began) and that we held it. */
+/* A generation begins here: no member's incarnation is known in it yet. */
 static void
-rcv_gen_begin(struct dm_engine *e, struct rcv_node *n)
+rcv_gen_begin(struct rcv_node *n)
 {
 	memset(n->inc_of, 0, sizeof(n->inc_of));
-	for (uint16_t r = 0; r < n->n; r++)
-		n->gen_inc[r] = dm_roster_incarnation(e, n->slot_of[r]);
-	if (dm_roster_joined(e) && n->gen > n->gen_member)
-		n->gen_member = n->gen;
 }
 
 /* The local slots of the roster's names: the same names may come back in
@@ -195,8 +187,7 @@ roster_slots_signature(const struct dm_engine *e)
 
 /* A roster change starts a new generation above every one seen; so does
  * coming back as a member after a spell outside (joining again): the
- * names may be the same, but the slots and what we answered meanwhile
- * (ABSENT) are not. */
+ * names may be the same, but the slots may not be. */
 static struct rcv_node *
 rcv_sync(struct dm_engine *e)
 {
@@ -214,7 +205,7 @@ rcv_sync(struct dm_engine *e)
 		if (joined)
 			n->was_out = false;
 		rcv_build_ranks(e, n);
-		rcv_gen_begin(e, n);
+		rcv_gen_begin(n);
 	}
 	return n;
 }
@@ -225,7 +216,7 @@ rcv_new_generation(struct dm_engine *e, struct rcv_node *n)
 {
 	n->gen = (n->gen > n->gen_seen ? n->gen : n->gen_seen) + 1;
 	n->gen_seen = n->gen;
-	rcv_gen_begin(e, n);
+	rcv_gen_begin(n);
 }
 
 /* --- Messages --- */
@@ -631,7 +622,7 @@ rcv_decode(struct dm_engine *e, struct rcv_node *n, const struct dm_msg *m, uint
 {
 	const uint8_t *p = m->payload;
 	size_t left = m->payload_len, used, ul_len = (n->n + 7u) / 8u;
-	bool rm = m->kind == RCV_MSG_RM || m->kind == RCV_MSG_ABSENT;	/* ABSENT: an RM echoed */
+	bool rm = m->kind == RCV_MSG_RM;
 
 	if (rm || m->kind == RCV_MSG_IM) {
 		if (left < 1 || p[0] >= n->n)
@@ -668,76 +659,6 @@ rcv_decode(struct dm_engine *e, struct rcv_node *n, const struct dm_msg *m, uint
 	return 0;
 }
 
-/* Not in the paper: the engine hands a node that is still joining the
- * messages of its roster lock (a sponsor that already counts us needs our
- * part to finish our join).  We know neither the sender's roster nor its
- * generation, and take part in none of it: answer probes, and return an
- * RM (ABSENT) so that its sender counts our row as empty and passes it on.
- * When we are a member we start a generation above every one seen, so the
- * row we declared empty stays empty in every generation we answered. */
-static int
-rcv_joining_receive(struct dm_engine *e, dm_slot_t from, const struct dm_msg *m)
-{
-	struct rcv_node *n = dm_algo_node_state(e);
-	struct dm_msg *a;
-
-	n->was_out = true;
-	if (m->serial > n->gen_seen)
-		n->gen_seen = m->serial;
-	if (m->kind != RCV_MSG_RM && m->kind != RCV_MSG_PROBE)
-		return 0;
-	/* "Empty for good" is true only of a generation we never were in: one
-	 * above every generation we held as a member (a removed member may
-	 * still be listed in a generation where its row has tuples). */
-	if (m->kind == RCV_MSG_RM && m->serial <= n->gen_member)
-		return 0;
-	a = dm_msg_begin(e, m->kind == RCV_MSG_RM ? RCV_MSG_ABSENT : RCV_MSG_PROBE_ACK, NULL);
-	a->lock_len = m->lock_len;
-	memcpy(a->lock, m->lock, m->lock_len + 1u);
-	a->serial = m->serial;	/* the sender's generation: counted there only */
-	a->arg = m->arg;
-	a->seq = m->seq;
-	if (m->kind == RCV_MSG_RM) {
-		a->flags = m->flags;
-		memcpy(a->payload, m->payload, m->payload_len);
-		a->payload_len = m->payload_len;
-	}
-	dm_send(e, from, a);
-	return 0;
-}
-
-/* Our RM came back ABSENT from a joining member: its row is empty for good
- * in this generation; go on as if it had passed the RM (Order, forward). */
-static int
-rcv_on_absent(struct dm_engine *e, struct dm_lock *l, dm_slot_t from, const struct dm_msg *m)
-{
-	struct rcv_node *n = dm_algo_node_state(e);
-	struct rcv_lock *s;
-	uint8_t ul[RCV_NODES_MAX / 8];
-	uint16_t r = n->rank_of[from], host = 0;
-	uint64_t ts = 0;
-	bool try_once = (m->flags & DM_MSG_F_TRY) != 0;
-
-	/* Only the incarnation listed when this generation began can vouch
-	 * that its row never held a tuple here. */
-	if (l == NULL || r == RCV_RANK_NONE || m->serial != n->gen || m->arg != n->fp ||
-	    m->incarnation == 0 || n->gen_inc[r] != m->incarnation ||
-	    dm_roster_incarnation(e, from) != m->incarnation)
-		return 0;
-	s = rcv_lock_sync(e, l);
-	if (m->serial != n->gen || s->gen != n->gen || rcv_decode(e, n, m, ul, &host, &ts) < 0)
-		return 0;	/* (the sync may have started a newer generation) */
-	rcv_mark_absent(&s->t, r);
-	if (host == n->self_rank ? !(s->requesting && !s->in_cs && s->own_ts == m->seq) :
-	    s->t.latest[host] != m->seq || !rcv_pending(&s->t, host))
-		return 0;	/* that request is over */
-	if (rcv_order(&s->t, host))
-		rcv_after_order(e, l, host, try_once);
-	else
-		rcv_send_rm(e, l, host, m->seq, ul, try_once);
-	return 0;
-}
-
 static int
 rcv_receive(struct dm_engine *e, struct dm_lock *l, dm_slot_t from, const struct dm_msg *m)
 {
@@ -761,7 +682,7 @@ rcv_receive(struct dm_engine *e, struct dm_lock *l, dm_slot_t from, const struct
 	if (m->kind >= RCV_MSG_RL_REQUEST)
 		return -EPROTO;
 	if (!dm_roster_joined(e))
-		return rcv_joining_receive(e, from, m);
+		return 0;	/* (only the roster lock reaches a joining node) */
 	n = rcv_sync(e);
 	if (m->serial > n->gen_seen)
 		n->gen_seen = m->serial;
@@ -789,7 +710,7 @@ rcv_receive(struct dm_engine *e, struct dm_lock *l, dm_slot_t from, const struct
 		return 0;
 	}
 	if (m->kind == RCV_MSG_ABSENT)
-		return rcv_on_absent(e, l, from, m);
+		return 0;	/* (retired: sent by no version that ran) */
 	if (m->arg == n->fp && n->rank_of[from] != RCV_RANK_NONE && m->serial >= n->gen) {
 		uint64_t *inc = &n->inc_of[n->rank_of[from]];
 		/* Not in the paper: a node new to the cluster (or restarted) must
@@ -819,7 +740,7 @@ rcv_receive(struct dm_engine *e, struct dm_lock *l, dm_slot_t from, const struct
 		}
 		if (m->serial > n->gen && m->arg == n->fp) {
 			n->gen = m->serial;	/* same roster, newer generation: join it */
-			rcv_gen_begin(e, n);
+			rcv_gen_begin(n);
 			n->inc_of[n->rank_of[from]] = m->incarnation;
 			if (l != NULL)
 				rcv_lock_sync(e, l);	/* re-issue a pending request now */

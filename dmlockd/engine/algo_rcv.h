@@ -31,7 +31,7 @@ enum rcv_kind {
 	RCV_MSG_PROBE,		/* requester -> members after a timeout: are you there? */
 	RCV_MSG_PROBE_ACK,	/* flags bit 0 = ORDERED: the prober's tuple is in our NONL */
 	RCV_MSG_STALE,		/* "your generation is old": carries ours */
-	RCV_MSG_ABSENT,		/* a joining node returns an RM it cannot take part in (echoed) */
+	RCV_MSG_ABSENT,		/* retired (its number stays reserved) */
 	/* The engine's locks (".dmlock/..."): every member's permission,
 	 * Ricart-Agrawala style (algo_rcv_roster.c); no generation. */
 	RCV_MSG_RL_REQUEST,	/* seq = request number (Lamport clock) */
@@ -65,9 +65,6 @@ struct rcv_table {
 	uint16_t	 row_len[RCV_NODES_MAX];
 	uint8_t		 nonl[RCV_NODES_MAX];	/* NONL: ordered nodes, first = next in CS */
 	uint8_t		 rows[RCV_NODES_MAX][RCV_NODES_MAX];	/* NSIT[j].MNL */
-	/* Local only (not on the wire): members that answered ABSENT in this
-	 * generation -- still joining, their rows empty for good. */
-	uint8_t		 absent[RCV_NODES_MAX / 8];
 };
 
 void	 rcv_table_init(struct rcv_table *t, uint16_t n);
@@ -94,14 +91,8 @@ int	 rcv_exchange(struct rcv_table *local, const struct rcv_table *msg);
  * if host is ordered (BeOrdered). */
 bool	 rcv_order(struct rcv_table *t, uint16_t host);
 
-/* A member answered ABSENT: it is still joining and never takes part in
- * this generation, so its row is known and empty for good. */
-void	 rcv_mark_absent(struct rcv_table *t, uint16_t r);
-bool	 rcv_is_absent(const struct rcv_table *t, uint16_t r);
-
 /* Where to forward an RM: the unvisited ranks (bitmap ul, n ranks) whose
- * row casts no vote yet, or every unvisited rank if none; never an absent
- * one.  pref gets the bitmap (RCV_NODES_MAX/8 bytes), count its
+ * row casts no vote yet, or every unvisited rank if none.  pref gets the bitmap (RCV_NODES_MAX/8 bytes), count its
  * population (0: nowhere to go). */
 void	 rcv_rm_candidates(const struct rcv_table *t, const uint8_t *ul, uint16_t n,
 	    uint8_t *pref, uint16_t *count);

@@ -259,15 +259,8 @@ rcv_order(struct rcv_table *t, uint16_t host)
 		}
 		if (tp1 < 0)
 			return false;
-		/* N - sum S_h: rows whose vote is still open.  Not in the paper:
-		 * a row whose node answered ABSENT (still joining: it never takes
-		 * part in this generation) stays empty for good -- no vote to
-		 * come, so it is not open.  (Nodes that do not know it count it
-		 * open: they decide later, never otherwise.) */
+		/* N - sum S_h: rows whose vote is still open. */
 		u = t->n - sum;
-		for (uint16_t r = 0; r < t->n; r++)
-			if (rcv_is_absent(t, r) && t->row_len[r] == 0)
-				u--;
 		/* "(S_1 - S_2 > N - sum S_h) or (S_1 - S_2 = N - sum S_h and
 		 *  TP_1.NodeID < TP_2.NodeID)"; with one candidate, an unseen
 		 *  tuple could take every open row, so the win must be strict. */
@@ -284,22 +277,6 @@ rcv_order(struct rcv_table *t, uint16_t host)
 }
 
 void
-rcv_mark_absent(struct rcv_table *t, uint16_t r)
-{
-	if (r >= t->n)
-		return;
-	t->absent[r / 8] |= (uint8_t)(1u << (r % 8));
-	if (t->row_ts[r] == 0)
-		t->row_ts[r] = 1;	/* known (a prefix of nothing), empty */
-}
-
-bool
-rcv_is_absent(const struct rcv_table *t, uint16_t r)
-{
-	return r < t->n && ((t->absent[r / 8] >> (r % 8)) & 1u);
-}
-
-void
 rcv_rm_candidates(const struct rcv_table *t, const uint8_t *ul, uint16_t n, uint8_t *pref,
     uint16_t *count)
 {
@@ -308,7 +285,7 @@ rcv_rm_candidates(const struct rcv_table *t, const uint8_t *ul, uint16_t n, uint
 	for (int any = 0; any < 2 && c == 0; any++) {
 		memset(pref, 0, (RCV_NODES_MAX + 7u) / 8u);
 		for (uint16_t r = 0; r < n && r < t->n; r++) {
-			if (!((ul[r / 8] >> (r % 8)) & 1u) || rcv_is_absent(t, r))
+			if (!((ul[r / 8] >> (r % 8)) & 1u))
 				continue;
 			/* A row votes already if a copy of it here does, or if its
 			 * node has a request of its own not yet ordered (a home

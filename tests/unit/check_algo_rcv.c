@@ -1,7 +1,6 @@
 /*
  * check_algo_rcv.c: relative consensus voting (algo_rcv*.c).  The Order
- * and Exchange procedures on hand-made SI tables (with ABSENT rows of
- * joining members), where an RM is forwarded, the SI's wire form, and
+ * and Exchange procedures on hand-made SI tables, where an RM is forwarded, the SI's wire form, and
  * small message-pump scenarios on engines running "rcv" (light-load
  * message count floor(N/2)+1, ordered hand-over by one EM, withdraw, try,
  * shared refused).
@@ -126,37 +125,6 @@ START_TEST(order_finished_tuples_do_not_vote)
 }
 END_TEST
 
-START_TEST(order_absent_row_known_and_closed)
-{
-	/* N = 3, first decision of a generation: row 2 unknown blocks it. */
-	rcv_table_init(&ta, 3);
-	put(&ta, 0, 5, (const uint16_t[]){ 0 }, 1);
-	put(&ta, 1, 6, (const uint16_t[]){ 1 }, 1);
-	ck_assert(!rcv_order(&ta, 0));
-	/* Node 2 answered ABSENT (still joining): its row is known, and it
-	 * is empty for good -- not an open vote.  1 vs 1 with U = 0: the
-	 * smaller id wins the tie.  Then row 0 is empty again and open (node
-	 * 0 may yet register anyone): 1 alone, S1 = 1 = U, must wait. */
-	rcv_mark_absent(&ta, 2);
-	ck_assert(rcv_is_absent(&ta, 2));
-	ck_assert(!rcv_is_absent(&ta, 1));
-	ck_assert(!rcv_order(&ta, 1));
-	ck_assert_int_eq(ta.n_nonl, 1);
-	ck_assert_int_eq(ta.nonl[0], 0);
-	ck_assert(rcv_register(&ta, 0, 1, 2));
-	ck_assert(rcv_order(&ta, 1));		/* 2 of the 2 rows that can vote */
-	ck_assert_int_eq(ta.nonl[1], 1);
-	/* Without the ABSENT answer the same votes decide nothing (U = 1). */
-	rcv_table_init(&tb, 3);
-	tb.started = true;
-	put(&tb, 0, 5, (const uint16_t[]){ 0 }, 1);
-	put(&tb, 1, 6, (const uint16_t[]){ 1 }, 1);
-	tb.row_ts[2] = 1;
-	ck_assert(!rcv_order(&tb, 1));
-	ck_assert_int_eq(tb.n_nonl, 0);
-}
-END_TEST
-
 /* --- Forwarding choice --- */
 
 static void
@@ -199,13 +167,8 @@ START_TEST(forward_prefers_rows_without_a_vote)
 	rcv_rm_candidates(&ta, ul, 7, pref, &count);
 	ck_assert_uint_eq(count, 2);
 	ck_assert(ul_has(pref, 1) && ul_has(pref, 3));
-	/* A node that answered ABSENT is never chosen, open row or not. */
-	rcv_mark_absent(&ta, 6);
-	ul_set(ul, (const uint16_t[]){ 1, 6 }, 2);
-	rcv_rm_candidates(&ta, ul, 7, pref, &count);
-	ck_assert_uint_eq(count, 1);
-	ck_assert(ul_has(pref, 1) && !ul_has(pref, 6));
-	ul_set(ul, (const uint16_t[]){ 6 }, 1);
+	/* Nothing unvisited: nowhere to go. */
+	memset(ul, 0, sizeof(ul));
 	rcv_rm_candidates(&ta, ul, 7, pref, &count);
 	ck_assert_uint_eq(count, 0);
 }
@@ -591,7 +554,6 @@ main(void)
 	tcase_add_test(tc, order_single_candidate_strict);
 	tcase_add_test(tc, order_first_decision_needs_all_rows_holder_first);
 	tcase_add_test(tc, order_finished_tuples_do_not_vote);
-	tcase_add_test(tc, order_absent_row_known_and_closed);
 	tcase_add_test(tc, forward_prefers_rows_without_a_vote);
 	tcase_add_test(tc, exchange_newer_row_and_longer_nonl_win);
 	tcase_add_test(tc, exchange_newer_tuple_purges_older);
