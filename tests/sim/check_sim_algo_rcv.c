@@ -219,8 +219,9 @@ END_TEST
  * gave up, it rejoined after a removal, or its roster snapshot came from a
  * sponsor it had left): it dropped the roster lock's RMs, so the first
  * decision of the generation -- which needs every row -- never came and
- * nobody could sponsor it again.  Fixed by ABSENT (algo_rcv.c) and the
- * slot signature (a rejoined node's rank -> slot map was stale). */
+ * nobody could sponsor it again.  Fixed then by ABSENT and the slot
+ * signature (a rejoined node's rank -> slot map was stale); since then the
+ * roster lock runs outside RCV (algo_rcv_roster.c) and ABSENT is gone. */
 static const struct { uint64_t seed; unsigned nodes; uint32_t faults; } replays[] = {
 	{ 589, 6, SIM_F_JOIN },		/* joiner took a late snapshot from a sponsor it left */
 	{ 1975, 8, SIM_F_JOIN },
