@@ -777,17 +777,29 @@ on_node_failed(struct dm_engine *e, dm_slot_t from, const char *peer, const stru
 		restart_and_rejoin(e, peer);
 		return 0;
 	}
-	if (from == DM_SLOT_NONE || s == DM_SLOT_NONE)
-		return 0;
-	if (s == e->self) {
-		/* We were removed (perhaps while paused): stop serving at once. */
-		if ((m->incarnation == 0 || m->incarnation == e->incarnation) &&
-		    (m->epoch > e->join_epoch ||
+	if (s == e->self && s != DM_SLOT_NONE) {
+		/* We were removed (perhaps while paused): stop serving at once.
+		 * Also when the announcer is no longer in our roster, if it
+		 * names exactly this incarnation after our join: a removal
+		 * committed before its prober was removed in turn still
+		 * stands (seed 643989/6, pauses: n5 removed n4 at epoch 8, n4
+		 * removed n5 at 11 before the announcement arrived and ignored
+		 * it; n0 and n3, bound by their agreement, never acknowledged
+		 * n4's lease again, n4 never entered and deferred everyone for
+		 * good).  A removed node's own later votes reach no majority
+		 * (members ignore a stranger's SUSPECT), so such a message is
+		 * no forgery of a stale roster. */
+		bool named = from != DM_SLOT_NONE ?
+		    (m->incarnation == 0 || m->incarnation == e->incarnation) :
+		    (m->incarnation != 0 && m->incarnation == e->incarnation && m->arg != 1);
+		if (named && (m->epoch > e->join_epoch ||
 		    (m->epoch == e->join_epoch && m->incarnation == e->incarnation)) &&
 		    (e->membership == DM_MEMBER_ACTIVE || e->membership == DM_MEMBER_SYNCING))
 			restart_and_rejoin(e, peer);
 		return 0;
 	}
+	if (from == DM_SLOT_NONE || s == DM_SLOT_NONE)
+		return 0;
 	if (m->incarnation != 0 && e->nodes[s].incarnation != 0 &&
 	    m->incarnation != e->nodes[s].incarnation)
 		return 0;	/* about an older incarnation already gone */

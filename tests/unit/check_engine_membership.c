@@ -991,6 +991,40 @@ START_TEST(test_join_epoch_not_taken_over)
 }
 END_TEST
 
+START_TEST(test_removal_by_removed_prober_obeyed)
+{
+	/* 643989/6 (pauses): n5 removed n4 at epoch 8 with a majority; n4,
+	 * unaware, removed n5 at epoch 11 before n5's announcement reached
+	 * it, and then ignored it as coming from a non-member.  The voters,
+	 * bound by their agreement, never acknowledged n4's lease again: n4
+	 * never entered and deferred everyone for ever.  A removal naming
+	 * exactly our incarnation, after our join, is obeyed whoever sends
+	 * it; a sponsor's cancel (arg 1) or one without an incarnation from
+	 * a non-member is not. */
+	struct dm_msg m;
+
+	h_init(&C, 4, DM_FAILURE_MAJORITY, 0);
+	learn_incarnations();
+	subject_msg(&m, DM_MSG_NODE_FAILED, "node3", 1);
+	m.epoch = 11;
+	inject(1, 0, &m);				/* node0 removes node3 */
+	ck_assert_uint_eq(h_roster(&C, 0), 3);
+	subject_msg(&m, DM_MSG_NODE_FAILED, "node0", 1);	/* a cancel: not us */
+	m.epoch = 8;
+	m.arg = 1;
+	inject(3, 0, &m);
+	ck_assert(h_ready(&C, 0));
+	subject_msg(&m, DM_MSG_NODE_FAILED, "node0", 0);	/* no incarnation */
+	m.epoch = 8;
+	inject(3, 0, &m);
+	ck_assert(h_ready(&C, 0));
+	subject_msg(&m, DM_MSG_NODE_FAILED, "node0", 1);	/* node3's removal of us */
+	m.epoch = 8;
+	inject(3, 0, &m);
+	ck_assert(!h_ready(&C, 0));
+}
+END_TEST
+
 START_TEST(test_other_incarnation_books_nothing)
 {
 	/* 9629/14: requests of an incarnation we do not list were deferred
@@ -1215,6 +1249,7 @@ membership_suite(void)
 	tcase_add_test(tc, test_cancelled_replacement_restores_entry);
 	tcase_add_test(tc, test_restarted_node_refuses_older_roster);
 	tcase_add_test(tc, test_join_epoch_not_taken_over);
+	tcase_add_test(tc, test_removal_by_removed_prober_obeyed);
 	tcase_add_test(tc, test_other_incarnation_books_nothing);
 	tcase_add_test(tc, test_announcement_ends_joined_vote);
 	tcase_add_test(tc, test_removed_prober_vote_still_stands);
