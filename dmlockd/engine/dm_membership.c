@@ -252,10 +252,15 @@ dm_roster_receive(struct dm_engine *e, dm_slot_t from, const char *peer, const s
 		    !e->nodes[from].condemned)
 			e->nodes[from].incarnation = dm_msg_sender_incarnation(m);
 		/* Only the incarnation we list is news about that entry: a new
-		 * incarnation's JOIN or vote says the listed one is gone. */
-		if (!e->rx_other_incarnation &&
-		    (m->kind != DM_MSG_JOIN || e->nodes[from].incarnation == m->incarnation))
-			dm_membership_heard(e, from);	/* (a JOIN is a new process) */
+		 * incarnation's JOIN or vote says the listed one is gone.  And a
+		 * JOIN, even from the listed incarnation, says it does not act
+		 * as a member (its roster never reached it): not a sign of life
+		 * that should stop its removal (hierarchical bully 29/6,
+		 * partition: a listed joiner was the roster lock's group
+		 * coordinator, its JOINs aborted every vote to remove it, and
+		 * its sponsor waited for the lock for ever). */
+		if (!e->rx_other_incarnation && m->kind != DM_MSG_JOIN)
+			dm_membership_heard(e, from);
 		dm_token_observe(e, m->token);
 		/* (Not from a JOIN: a joiner's epoch is what some member told
 		 * it, not a roster change we applied.  Taken over, it hid from

@@ -94,6 +94,8 @@ static const struct {
 	{ 541, 6, SIM_F_PAUSE, "invitation" },	/* late seq-0 NRELEASE ended a newer grant */
 	{ 117, 6, SIM_F_PAUSE, "invitation" },	/* member added mid-election never invited */
 	{ 93, 6, SIM_F_PAUSE | SIM_F_PARTITION, "invitation" },	/* rejoining node led a group */
+	{ 29, 6, SIM_F_PARTITION, "bully" },	/* a listed joiner's JOINs aborted its removal */
+	{ 415, 8, SIM_F_PARTITION, "bully" }, { 829, 6, SIM_F_PARTITION, "bully" },
 };
 
 START_TEST(replay)

@@ -1025,6 +1025,38 @@ START_TEST(test_removal_by_removed_prober_obeyed)
 }
 END_TEST
 
+START_TEST(test_listed_joiner_join_does_not_stop_removal)
+{
+	/* Hierarchical bully 29/6 (partition): the members listed n0 (the add
+	 * had reached them, the roster never reached n0), n0 kept sending
+	 * JOINs under that very incarnation, and each one counted as a sign
+	 * of life that aborted the vote to remove it; n0 was the roster
+	 * lock's group coordinator and never served, so no join or removal
+	 * could ever finish.  A JOIN says the node does not act as a member:
+	 * the vote goes on. */
+	struct dm_msg m;
+
+	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
+	learn_incarnations();
+	C.down[2] = true;
+	h_acquire(&C, 0, 1, "x", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&C);					/* node1 replies */
+	C.cut[1] = true;				/* node0's vote stays open */
+	h_advance(&C, C.now + 8000);			/* request and probe timeouts */
+	ck_assert_ptr_nonnull(queued(0, 1, DM_MSG_SUSPECT));
+	ck_assert_ptr_null(queued(0, 1, DM_MSG_SUSPECT_ABORT));
+	C.down[2] = false;
+	subject_msg(&m, DM_MSG_JOIN, "node2", 1);	/* the listed incarnation */
+	inject(2, 0, &m);
+	ck_assert_ptr_null(queued(0, 1, DM_MSG_SUSPECT_ABORT));
+	memset(&m, 0, sizeof(m));			/* a member's message is life */
+	m.kind = DM_MSG_HEARTBEAT_ACK;
+	m.incarnation = 1;
+	inject(2, 0, &m);
+	ck_assert_ptr_nonnull(queued(0, 1, DM_MSG_SUSPECT_ABORT));
+}
+END_TEST
+
 START_TEST(test_other_incarnation_books_nothing)
 {
 	/* 9629/14: requests of an incarnation we do not list were deferred
@@ -1250,6 +1282,7 @@ membership_suite(void)
 	tcase_add_test(tc, test_restarted_node_refuses_older_roster);
 	tcase_add_test(tc, test_join_epoch_not_taken_over);
 	tcase_add_test(tc, test_removal_by_removed_prober_obeyed);
+	tcase_add_test(tc, test_listed_joiner_join_does_not_stop_removal);
 	tcase_add_test(tc, test_other_incarnation_books_nothing);
 	tcase_add_test(tc, test_announcement_ends_joined_vote);
 	tcase_add_test(tc, test_removed_prober_vote_still_stands);
