@@ -295,6 +295,53 @@ START_TEST(bound_counts_handoffs_after_request_arrived)
 }
 END_TEST
 
+/* Nodes 1 and 2 enter n times in turn (exclusive), from time t on. */
+static void
+exclusive_entries(unsigned n, sim_time_t t, uint64_t *h)
+{
+	for (unsigned i = 0; i < n; i++, (*h)++) {
+		int node = 1 + (int)(*h % 2);
+
+		sim_check_request(&ck, t + i * 10, node, *h, "a", DM_MODE_EXCLUSIVE);
+		sim_check_grant(&ck, t + 1 + i * 10, node, *h, *h, 0);
+		sim_check_end(&ck, t + 2 + i * 10, *h);
+	}
+}
+
+/* Seed 681916/13: the bound is per request.  A node that withdraws its
+ * request and asks again under a new number (an exclusive head behind a
+ * shared request) is counted from the new REQUEST; a resend of the same
+ * request (a probe) changes nothing. */
+START_TEST(bound_counts_from_a_new_request)
+{
+	uint64_t h = 100;
+
+	ck.bound_nodes = 3;
+	sim_check_request(&ck, 0, 0, 1, "a", DM_MODE_EXCLUSIVE);
+	sim_check_net_request(&ck, 0, 0, "a", DM_MODE_SHARED, 1);
+	exclusive_entries(4, 10, &h);
+	sim_check_net_request(&ck, 500, 0, "a", DM_MODE_EXCLUSIVE, 7);	/* asked again */
+	exclusive_entries(4, 510, &h);				/* 8 since the first */
+	ck_assert_int_eq(sim_check_grant(&ck, 1000, 0, 1, 1000, 0), 0);
+	ck_assert_int_eq(ck.violation, SIM_OK);
+}
+END_TEST
+
+START_TEST(bound_resend_is_the_same_request)
+{
+	uint64_t h = 100;
+
+	ck.bound_nodes = 3;
+	sim_check_request(&ck, 0, 0, 1, "a", DM_MODE_EXCLUSIVE);
+	sim_check_net_request(&ck, 0, 0, "a", DM_MODE_EXCLUSIVE, 7);
+	exclusive_entries(4, 10, &h);
+	sim_check_net_request(&ck, 500, 0, "a", DM_MODE_EXCLUSIVE, 7);	/* a probe's resend */
+	exclusive_entries(1, 510, &h);
+	ck_assert_int_eq(sim_check_grant(&ck, 1000, 0, 1, 1000, 0), -1);
+	ck_assert_int_eq(ck.violation, SIM_V_BOUND);
+}
+END_TEST
+
 START_TEST(protocol_catches_grant_without_request)
 {
 	ck_assert_int_eq(sim_check_grant(&ck, 1, 0, 42, 1, 0), -1);
@@ -377,6 +424,8 @@ checker_suite(void)
 	tcase_add_test(tc, bound_counts_writers_passing_a_reader);
 	tcase_add_test(tc, bound_counts_readers_passing_a_writer);
 	tcase_add_test(tc, bound_counts_handoffs_after_request_arrived);
+	tcase_add_test(tc, bound_counts_from_a_new_request);
+	tcase_add_test(tc, bound_resend_is_the_same_request);
 	tcase_add_test(tc, protocol_catches_grant_without_request);
 	tcase_add_test(tc, messages_per_entry);
 	suite_add_tcase(s, tc);

@@ -135,6 +135,7 @@ static const struct regression {
 	{ 91577, 10, SIM_F_LEAVE }, { 596932, 5, SIM_F_LEAVE },	/* sole sponsor left */
 	{ 1533, 6, SIM_F_ALL },		/* removed node rebuilt a cluster from restarted ones */
 	{ 643989, 6, SIM_F_PAUSE },	/* own removal announced by a removed prober */
+	{ 681916, 13, SIM_F_PAUSE },	/* bound counted from a withdrawn shared request */
 };
 #define N_REGRESSIONS (sizeof(regressions) / sizeof(regressions[0]))
 
