@@ -37,6 +37,20 @@ subject_msg(struct dm_msg *m, uint8_t kind, const char *subject, uint64_t incarn
 	m->incarnation = incarnation;
 }
 
+/* Deliver a NODE_FAILED about subject's incarnation inc, at epoch, arg
+ * (1: a sponsor's cancel of its own NODE_ADD), from node from to node to. */
+static void
+node_failed(int from, int to, const char *subject, uint64_t inc, uint64_t epoch,
+    uint64_t arg)
+{
+	struct dm_msg m;
+
+	subject_msg(&m, DM_MSG_NODE_FAILED, subject, inc);
+	m.epoch = epoch;
+	m.arg = arg;
+	h_inject(&C, from, to, &m);
+}
+
 /* One lock round on every node, so that all learn each other's incarnation. */
 static void
 learn_incarnations(void)
@@ -1001,26 +1015,15 @@ START_TEST(test_removal_by_removed_prober_obeyed)
 	 * exactly our incarnation, after our join, is obeyed whoever sends
 	 * it; a sponsor's cancel (arg 1) or one without an incarnation from
 	 * a non-member is not. */
-	struct dm_msg m;
-
 	h_init(&C, 4, DM_FAILURE_MAJORITY, 0);
 	learn_incarnations();
-	subject_msg(&m, DM_MSG_NODE_FAILED, "node3", 1);
-	m.epoch = 11;
-	inject(1, 0, &m);				/* node0 removes node3 */
+	node_failed(1, 0, "node3", 1, 11, 0);		/* node0 removes node3 */
 	ck_assert_uint_eq(h_roster(&C, 0), 3);
-	subject_msg(&m, DM_MSG_NODE_FAILED, "node0", 1);	/* a cancel: not us */
-	m.epoch = 8;
-	m.arg = 1;
-	inject(3, 0, &m);
+	node_failed(3, 0, "node0", 1, 8, 1);		/* a cancel: not us */
 	ck_assert(h_ready(&C, 0));
-	subject_msg(&m, DM_MSG_NODE_FAILED, "node0", 0);	/* no incarnation */
-	m.epoch = 8;
-	inject(3, 0, &m);
+	node_failed(3, 0, "node0", 0, 8, 0);		/* no incarnation */
 	ck_assert(h_ready(&C, 0));
-	subject_msg(&m, DM_MSG_NODE_FAILED, "node0", 1);	/* node3's removal of us */
-	m.epoch = 8;
-	inject(3, 0, &m);
+	node_failed(3, 0, "node0", 1, 8, 0);		/* node3's removal of us */
 	ck_assert(!h_ready(&C, 0));
 }
 END_TEST
