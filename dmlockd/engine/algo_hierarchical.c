@@ -500,6 +500,18 @@ hr_timer(struct dm_engine *e, struct dm_lock *l)
 	t = hr_lock(e, l);
 	if (!t->wanting || t->in_cs || hn->el.status != DM_EL_NORMAL)
 		return;
+	/* A member added since the epoch began took no part in its election
+	 * and may be our group coordinator by name alone: elect again rather
+	 * than wait on it (bully 1292/5, crashes: a sponsor crashed between
+	 * NODE_ADD and the roster, so the joiner n1, listed but never given
+	 * its roster, became the group coordinator of the roster lock's
+	 * requester n3, which suspected it for ever in a roster too small to
+	 * remove it without its own vote).  The new election counts it as a
+	 * joiner, never a coordinator. */
+	if (dm_election_roster_stale(e, &hn->el)) {
+		dm_election_start(e, &hn->el, "the roster changed since the epoch began");
+		return;
+	}
 	/* The previous NREQREL got neither NQUEUED nor NREPLY in T_fail: the
 	 * group coordinator is gone (RA §7.4's second timeout).  The majority
 	 * vote removes it, and its removal starts the election. */

@@ -96,6 +96,7 @@ static const struct {
 	{ 93, 6, SIM_F_PAUSE | SIM_F_PARTITION, "invitation" },	/* rejoining node led a group */
 	{ 29, 6, SIM_F_PARTITION, "bully" },	/* a listed joiner's JOINs aborted its removal */
 	{ 415, 8, SIM_F_PARTITION, "bully" }, { 829, 6, SIM_F_PARTITION, "bully" },
+	{ 1292, 5, SIM_F_CRASH, "bully" },	/* a member added mid-epoch led a group unelected */
 };
 
 START_TEST(replay)

@@ -5,7 +5,8 @@
  * groups, fencing tokens through the coordinator chain, try-once, the
  * group size, and a coordinator removal (bully election, tables rebuilt
  * from the members before anything is granted), and a late NRELEASE of a
- * grant known from a cut (seq 0) that must not end a newer grant.
+ * grant known from a cut (seq 0) that must not end a newer grant, and a
+ * member added mid-epoch that is elected before anyone asks it.
  */
 #include "hier_harness.h"
 
@@ -16,6 +17,8 @@
 #define NRELEASE 0xc4
 #define GRELEASE 0xc5
 #define GREQREL	 0xc6
+#define NREQREL	 0xc7
+#define ARE_YOU_UP 112	/* the election's first message (dm_election.h) */
 
 static size_t
 algo_msgs(const struct h_cluster *c)
@@ -287,6 +290,71 @@ START_TEST(seq0_release_does_not_end_a_timestamped_grant)
 }
 END_TEST
 
+/* Queue position of the first held-back message of kind from -> to, or
+ * SIZE_MAX (held-back messages keep their order in the queue). */
+static size_t
+held_at(const struct h_cluster *c, int from, int to, uint8_t kind)
+{
+	for (size_t i = c->qhead; i < c->qtail; i++) {
+		const struct h_packet *p = &c->q[i % H_QUEUE];
+		if (p->from == from && p->to == to && p->msg.kind == kind)
+			return i;
+	}
+	return SIZE_MAX;
+}
+
+START_TEST(member_added_mid_epoch_is_elected_before_asked)
+{
+	/* A member added during an epoch took no part in its election, yet
+	 * sorts first in its group: the waiting requester's retry must start
+	 * an election, not ask (and then suspect) the newcomer by name alone
+	 * (dmlock-sim --algorithm hierarchical --election bully --seed 1292
+	 * --nodes 5 --fault-mask 1 --no-shared: the newcomer was a joiner
+	 * that never got its roster, in a roster too small to remove it; an
+	 * election would have found it answering as a joiner).  Here "a"
+	 * (sorting before node0) is added at node2 only and its link is held
+	 * back; node2 waits behind node0's grant. */
+	struct h_cluster c;
+	struct dm_msg add;
+	size_t ayu_at = SIZE_MAX, ask_at = SIZE_MAX;
+
+	hh_init(&c, 3, "bully", 0);
+	h_acquire(&c, 0, 1, "x", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&c);
+	h_advance(&c, c.now + 50);
+	ck_assert(h_granted(&c, 1));
+	h_acquire(&c, 2, 2, "x", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&c);
+	h_advance(&c, c.now + 50);
+	ck_assert(!h_granted(&c, 2));
+	/* Slot 3 is "a": no engine, every message to it held back. */
+	c.n = 4;
+	snprintf(c.names[3], sizeof(c.names[3]), "a");
+	c.cut[3] = true;
+	memset(&add, 0, sizeof(add));
+	add.kind = DM_MSG_NODE_ADD;
+	add.node_len = 1;
+	memcpy(add.node, "a", 2);
+	add.address_len = 11;
+	memcpy(add.address, "127.0.0.1:2", 12);
+	add.incarnation = 1;
+	add.serial = 1;
+	h_inject(&c, 0, 2, &add);
+	h_pump(&c);
+	/* Until node2 turns to the newcomer (bounded: 10 s of retries). */
+	for (int step = 0; step < 200 && ayu_at == SIZE_MAX && ask_at == SIZE_MAX; step++) {
+		h_advance(&c, c.now + 50);
+		ayu_at = held_at(&c, 2, 3, ARE_YOU_UP);
+		ask_at = held_at(&c, 2, 3, NREQREL);
+		if (held_at(&c, 2, 3, NREQUEST) < ask_at)
+			ask_at = held_at(&c, 2, 3, NREQUEST);
+	}
+	ck_assert_msg(ayu_at != SIZE_MAX, "node2 never started an election after its roster grew");
+	ck_assert_msg(ayu_at < ask_at, "node2 asked the newcomer before electing");
+	h_fini(&c);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -303,6 +371,7 @@ main(void)
 	tcase_add_test(tc, withdrawn_request_does_not_block);
 	tcase_add_test(tc, silent_coordinator_holding_is_suspected_and_replaced);
 	tcase_add_test(tc, seq0_release_does_not_end_a_timestamped_grant);
+	tcase_add_test(tc, member_added_mid_epoch_is_elected_before_asked);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
