@@ -30,6 +30,7 @@
 struct nt_lock {
 	struct dm_tlock	 t;
 	bool		 has_token;	/* Token_hldr */
+	bool		 asked;		/* our REQUEST is out: the token will come */
 	dm_slot_t	 current_dir;
 	dm_slot_t	 next;
 };
@@ -46,15 +47,17 @@ nt_reset(struct dm_engine *e, struct dm_lock *l, bool token_here)
 	struct nt_lock *s = dm_lock_state(l);
 
 	s->has_token = token_here;
+	s->asked = false;
 	s->current_dir = nt_initial_dir(e, token_here);
 	s->next = DM_SLOT_NONE;
 }
 
-/* IsRequesting: from Request_CS until Release_CS (or the proxy's use). */
+/* IsRequesting: from Request_CS until Release_CS (or the proxy's use), and
+ * while a request of ours is out although its client withdrew (see nt_ask). */
 static bool
 nt_requesting(const struct nt_lock *s)
 {
-	return s->t.wanting || s->t.in_cs || s->t.proxy;
+	return s->t.wanting || s->t.in_cs || s->t.proxy || s->asked;
 }
 
 static void
@@ -86,10 +89,19 @@ nt_ask(struct dm_engine *e, struct dm_lock *l)
 		dm_token_enter(e, l);
 		return;
 	}
+	/* Our earlier REQUEST is still out (its client withdrew, which the
+	 * lecture's algorithm has no word for): we stay where it put us at
+	 * the end of SW, and the token comes.  Asking again would reset next
+	 * and lose the request queued behind ours (naimi-trehel --election
+	 * invitation --seeds 114..114 --nodes 1-16 --rotate-faults: n2
+	 * waited for good). */
+	if (s->asked)
+		return;
 	if (s->current_dir == DM_SLOT_NONE || s->current_dir == self ||
 	    dm_roster_name(e, s->current_dir) == NULL)
 		return;		/* no way to the token: the watchdog elects */
 	nt_send_request(e, l, s->current_dir, dm_roster_name(e, self));
+	s->asked = true;
 	s->current_dir = self;
 	s->next = DM_SLOT_NONE;
 }
@@ -144,6 +156,7 @@ nt_on_token(struct dm_engine *e, struct dm_lock *l, dm_slot_t from, const struct
 	if (s->has_token)
 		return -EPROTO;
 	s->has_token = true;
+	s->asked = false;
 	dm_token_arrived(e, l);
 	return 0;
 }
@@ -162,7 +175,7 @@ nt_initial(const struct dm_engine *e, const struct dm_lock *l)
 	const struct nt_lock *s = dm_lock_state_const(l);
 	bool coord = dm_token_i_coordinate(e);
 
-	return s->has_token == coord && s->next == DM_SLOT_NONE &&
+	return s->has_token == coord && !s->asked && s->next == DM_SLOT_NONE &&
 	    s->current_dir == nt_initial_dir(e, coord);
 }
 

@@ -52,10 +52,19 @@ sk_in_q(const struct sk_lock *s, dm_slot_t j)
 	return false;
 }
 
+/* The paper's test is RN[j] = LN[j] + 1; ours is RN[j] > LN[j], because a
+ * request here can be withdrawn (try-once, timeout, cancel) without a word
+ * to the others: its number stays counted, and the node's next request
+ * makes RN[j] = LN[j] + 2, which the paper's test would never serve
+ * (suzuki-kasami --election invitation --seeds 241..241 --nodes 1-16
+ * --rotate-faults: n1's try-once, refused at once, then its real request,
+ * waited while n0 kept the token for its own clients).  A token that
+ * reaches a node no longer asking serves all of its numbers (sk_pass sets
+ * LN[i] := RN[i]) and moves on. */
 static bool
 sk_outstanding(const struct sk_lock *s, dm_slot_t j)
 {
-	return s->rn[j] == s->ln[j] + 1;
+	return s->rn[j] > s->ln[j];
 }
 
 /* --- Token encoding: u16 nq, nq x (u8 len, name); u16 nln, nln x (u8 len,
@@ -184,7 +193,8 @@ static void
 sk_pass(struct dm_engine *e, struct dm_lock *l)
 {
 	/* "LN[i] := RN[i]; for every j with RN[j] = LN[j] + 1 not in Q: append
-	 *  j; if Q is nonempty: send the token to head(Q), delete it." */
+	 *  j; if Q is nonempty: send the token to head(Q), delete it."  (RN[j]
+	 *  > LN[j] here: see sk_outstanding.) */
 	struct sk_lock *s = dm_lock_state(l);
 	dm_slot_t self = dm_roster_self(e);
 
@@ -234,7 +244,8 @@ static int
 sk_on_request(struct dm_engine *e, struct dm_lock *l, dm_slot_t j, const struct dm_msg *m)
 {
 	/* "RN[j] := max(RN[j], n); if holding the idle token and
-	 *  RN[j] = LN[j] + 1 then send the token to j." */
+	 *  RN[j] = LN[j] + 1 then send the token to j."  (RN[j] > LN[j]: see
+	 *  sk_outstanding.) */
 	struct sk_lock *s = dm_lock_state(l);
 
 	if (m->seq > s->rn[j]) {

@@ -352,6 +352,48 @@ START_TEST(joining_node_answers_elections_passively)
 }
 END_TEST
 
+START_TEST(withdrawn_request_loses_nobody)
+{
+	/* A client withdraws while its node's request is out, then asks
+	 * again; another node queued meanwhile.  Both must enter long before
+	 * T_fail (no "token overdue" election needed).  Suzuki-Kasami: the
+	 * withdrawn number stayed counted, so RN = LN + 2 was never served;
+	 * Naimi-Trehel: the second ask reset next and lost the request queued
+	 * behind the first (naimi-trehel --election invitation --seeds
+	 * 114..114 --nodes 1-16 --rotate-faults; suzuki-kasami likewise,
+	 * 241..241). */
+	struct h_cluster c;
+	bool released3 = false, released4 = false;
+
+	t_init(&c, 3, algos[_i]);
+	ck_assert_ptr_nonnull(acquire_pumped(&c, 1, 1, "w"));
+	ck_assert_ptr_null(acquire_pumped(&c, 2, 2, "w"));
+	ck_assert_int_eq(h_cancel(&c, 2, 2), 0);
+	h_pump(&c);
+	ck_assert_ptr_null(acquire_pumped(&c, 0, 3, "w"));
+	ck_assert_ptr_null(acquire_pumped(&c, 2, 4, "w"));
+	ck_assert_int_eq(h_release(&c, 1, 1), 0);
+	h_pump(&c);
+	/* Each holder keeps the lock 5 ms; 200 ms is far below T_fail. */
+	for (int step = 0; step < 40 && !(h_granted(&c, 3) && h_granted(&c, 4)); step++) {
+		h_advance(&c, c.now + 5);
+		if (h_granted(&c, 3) && !released3) {
+			ck_assert_int_eq(h_release(&c, 0, 3), 0);
+			released3 = true;
+		}
+		if (h_granted(&c, 4) && !released4) {
+			ck_assert_int_eq(h_release(&c, 2, 4), 0);
+			released4 = true;
+		}
+		h_pump(&c);
+	}
+	ck_assert_msg(h_granted(&c, 3), "%s: node0's request was lost", algos[_i]);
+	ck_assert_msg(h_granted(&c, 4), "%s: node2's second request was lost", algos[_i]);
+	ck_assert_uint_eq(c.sent_kind[DM_EL_SET_COORDINATOR], 0);	/* no election */
+	h_fini(&c);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -363,6 +405,7 @@ main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, registered);
 	tcase_add_loop_test(tc, repeat_costs_nothing, 0, 3);
+	tcase_add_loop_test(tc, withdrawn_request_loses_nobody, 0, 3);
 	tcase_add_loop_test(tc, exclusion_and_fencing, 0, 3);
 	tcase_add_test(tc, suzuki_kasami_n_messages);
 	tcase_add_loop_test(tc, old_epoch_token_discarded, 0, 3);
