@@ -435,6 +435,8 @@ engine_receive(struct dm_engine *e, const char *peer, const struct dm_msg *m)
 		return 0;
 	if (from == DM_SLOT_NONE || from == e->self)
 		return dm_roster_receive(e, from, peer, m);	/* tells it to rejoin */
+	if (e->rx_other_incarnation)
+		dm_membership_other_incarnation(e, from, m);
 	if (e->rx_other_incarnation && !msg_is_roster_lock(m)) {
 		/* Another incarnation than the one we list speaks under that
 		 * name: a dead one's late message, or a new one whose NODE_ADD

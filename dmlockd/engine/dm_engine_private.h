@@ -367,6 +367,9 @@ bool		 dm_membership_condemned(const struct dm_engine *e, dm_slot_t slot);
 void		 dm_membership_vote_dropped(struct dm_engine *e);
 void		 dm_membership_vote_orphaned(struct dm_engine *e, dm_slot_t subject);
 void		 dm_membership_heard(struct dm_engine *e, dm_slot_t from);
+/* A message from another incarnation than the one listed for from. */
+void		 dm_membership_other_incarnation(struct dm_engine *e, dm_slot_t from,
+		    const struct dm_msg *m);
 
 /* dm_lease.c */
 void		 dm_lease_activity(struct dm_engine *e);

@@ -222,6 +222,7 @@ dm_roster_receive(struct dm_engine *e, dm_slot_t from, const char *peer, const s
 	if (e->membership == DM_MEMBER_JOINING && m->epoch > e->epoch)
 		e->epoch = m->epoch;	/* rosters older than this are stale */
 	if (from != DM_SLOT_NONE && e->rx_other_incarnation) {
+		dm_membership_other_incarnation(e, from, m);
 		/* Another incarnation than the one we list under that name
 		 * (e.g. messages of a dead incarnation, delayed past its
 		 * successor's join): it speaks for no member.  Kinds that a new
@@ -300,6 +301,28 @@ silent_long_enough(const struct dm_engine *e, dm_slot_t slot)
 {
 	return e->nodes[slot].departing || e->nodes[slot].vote_orphaned ||
 	    e->now >= e->nodes[slot].last_heard + fail_silence(e);
+}
+
+/*
+ * Another incarnation speaks under a listed member's name, not as a joiner
+ * (its JOIN condemns the listed one in on_join), while the listed one has
+ * been silent for T_fail: the listed one is dead and nothing else may ever
+ * ask about it -- failure detection runs on demand, and this node drops
+ * every message of the live one.  Suspect it; the majority vote decides as
+ * for any silent member (voters that list the live incarnation agree at
+ * once).  Hierarchical bully 1527/8 and 2364/5, crashes: a joining node
+ * kept a restarted peer's old incarnation (the new one's NODE_ADD came from
+ * a sender it did not list yet, and the snapshot did not name the peer);
+ * once READY it ignored the live incarnation's Enter_Election for ever.
+ */
+void
+dm_membership_other_incarnation(struct dm_engine *e, dm_slot_t from, const struct dm_msg *m)
+{
+	if (from == DM_SLOT_NONE || from == e->self || m->kind == DM_MSG_JOIN ||
+	    e->membership != DM_MEMBER_ACTIVE || e->policy != DM_FAILURE_MAJORITY ||
+	    e->vote_subject == from || !silent_long_enough(e, from))
+		return;
+	dm_membership_vote_start(e, from);
 }
 
 static void

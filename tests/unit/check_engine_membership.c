@@ -1257,6 +1257,49 @@ START_TEST(test_leaving_sponsor_redirects_refused_joiner)
 }
 END_TEST
 
+START_TEST(test_silent_entry_suspected_when_another_incarnation_speaks)
+{
+	/* Hierarchical bully 1527/8 (crashes): a node listed a restarted
+	 * peer's dead incarnation while the live one was a member everywhere
+	 * else; it dropped every message of the live one and, failure
+	 * detection running on demand only, never asked about the dead one.
+	 * Here node0 lists node2 at 1, node1 at 2.  Once node2's listed
+	 * incarnation has been silent for T_fail, a message of the other one
+	 * makes node0 suspect it, and node1's vote (it lists another
+	 * incarnation) removes it.  While the listed one is heard, a message
+	 * of another incarnation (a dead one's late message) changes nothing. */
+	struct dm_msg m, add;
+
+	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
+	learn_incarnations();
+	memset(&m, 0, sizeof(m));
+	m.kind = DM_MSG_HEARTBEAT;
+	m.incarnation = 2;
+	m.serial = 1;
+	inject(2, 0, &m);
+	h_pump(&C);
+	ck_assert_uint_eq(C.sent_kind[DM_MSG_SUSPECT], 0);
+	/* node2's listed incarnation dies; node1 learns of incarnation 2. */
+	C.down[2] = true;
+	subject_msg(&add, DM_MSG_NODE_ADD, "node2", 2);
+	add.serial = 7;
+	add.seq = 1;
+	inject(0, 1, &add);
+	C.qtail = C.qhead;			/* (node1's ack: not node0's add) */
+	h_advance(&C, C.now + 30000);
+	ck_assert_uint_eq(C.sent_kind[DM_MSG_SUSPECT], 0);	/* idle: nobody asked */
+	ck_assert_uint_eq(h_roster(&C, 0), 3);
+	m.serial = 2;
+	inject(2, 0, &m);
+	ck_assert_uint_gt(C.sent_kind[DM_MSG_SUSPECT], 0);
+	h_pump(&C);
+	for (int k = 0; k < 200 && h_roster(&C, 0) == 3; k++)
+		h_advance(&C, C.now + 100);
+	ck_assert_uint_eq(h_roster(&C, 0), 2);
+	ck_assert_uint_gt(C.sent_kind[DM_MSG_NODE_FAILED], 0);
+}
+END_TEST
+
 static Suite *
 membership_suite(void)
 {
@@ -1298,6 +1341,7 @@ membership_suite(void)
 	tcase_add_test(tc, test_removed_at_join_epoch_starts_again);
 	tcase_add_test(tc, test_leave_before_roster_is_not_lost);
 	tcase_add_test(tc, test_leaving_sponsor_redirects_refused_joiner);
+	tcase_add_test(tc, test_silent_entry_suspected_when_another_incarnation_speaks);
 	suite_add_tcase(s, tc);
 	return s;
 }
