@@ -650,13 +650,26 @@ dm_membership_condemned(const struct dm_engine *e, dm_slot_t slot)
 
 /* A message from a member.  If we were voting to remove it, it is alive
  * after all: withdraw the vote (never committed) so that the members that
- * agreed may acknowledge its lease again. */
+ * agreed may acknowledge its lease again.  Likewise if another
+ * incarnation's JOIN condemned it: the listed incarnation still speaks (not
+ * a JOIN), so that JOIN may have been a dead incarnation's late one.  Seed
+ * 332229/6 (partition), the million-seed campaign: n1 restarted twice; the
+ * JOINs of its middle incarnation, held by the partition, reached n2, n4
+ * and n5 after they had added the live one, condemned it for good (no
+ * lease acks, a removal vote the others refused), and n1, holding every
+ * REPLY without a lease, deferred everyone.  Had the listed incarnation
+ * really restarted, its new JOIN condemns it again once its late messages
+ * stop, and the removal waits T_fail + D_lock from then. */
 void
 dm_membership_heard(struct dm_engine *e, dm_slot_t from)
 {
 	struct dm_msg *m;
 
 	e->nodes[from].last_heard = e->now;
+	if (e->nodes[from].condemned && e->nodes[from].incarnation != 0) {
+		e->nodes[from].condemned = false;
+		e->nodes[from].remove_at = 0;
+	}
 	if (e->vote_subject != from || e->nodes[from].vote_orphaned)
 		return;	/* (an orphaned agreement is no judgement of silence) */
 	e->vote_subject = DM_SLOT_NONE;

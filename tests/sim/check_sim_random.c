@@ -136,6 +136,7 @@ static const struct regression {
 	{ 1533, 6, SIM_F_ALL },		/* removed node rebuilt a cluster from restarted ones */
 	{ 643989, 6, SIM_F_PAUSE },	/* own removal announced by a removed prober */
 	{ 681916, 13, SIM_F_PAUSE },	/* bound counted from a withdrawn shared request */
+	{ 332229, 6, SIM_F_PARTITION },	/* a dead incarnation's late JOIN condemned the live one */
 };
 #define N_REGRESSIONS (sizeof(regressions) / sizeof(regressions[0]))
 

@@ -1300,6 +1300,34 @@ START_TEST(test_silent_entry_suspected_when_another_incarnation_speaks)
 }
 END_TEST
 
+START_TEST(test_stale_join_does_not_condemn_live_member)
+{
+	/* 332229/6 (partition), found by the million-seed campaign: JOINs of
+	 * a dead incarnation of node2, delivered late, condemned the live one
+	 * at node0 and node1 (no lease acks, a removal vote nobody could win),
+	 * and node2, holding every REPLY but no lease, never granted.  The
+	 * listed incarnation speaking again lifts the condemnation. */
+	struct dm_msg j;
+
+	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
+	learn_incarnations();
+	subject_msg(&j, DM_MSG_JOIN, "node2", 7);
+	inject(2, 0, &j);
+	inject(2, 1, &j);
+	h_pump(&C);
+	/* node2's lease of the warm-up runs out (L = 3 s); T_fail (7 s), when
+	 * the condemnation would ask for a removal vote, is still ahead. */
+	h_advance(&C, C.now + 4000);
+	h_acquire(&C, 2, 1, "s", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&C);
+	for (int k = 0; k < 40 && !granted(1); k++)
+		h_advance(&C, C.now + 50);
+	ck_assert_msg(granted(1), "the live member was never granted");
+	ck_assert_uint_eq(h_roster(&C, 0), 3);
+	ck_assert_uint_eq(h_roster(&C, 1), 3);
+}
+END_TEST
+
 static Suite *
 membership_suite(void)
 {
@@ -1342,6 +1370,7 @@ membership_suite(void)
 	tcase_add_test(tc, test_leave_before_roster_is_not_lost);
 	tcase_add_test(tc, test_leaving_sponsor_redirects_refused_joiner);
 	tcase_add_test(tc, test_silent_entry_suspected_when_another_incarnation_speaks);
+	tcase_add_test(tc, test_stale_join_does_not_condemn_live_member);
 	suite_add_tcase(s, tc);
 	return s;
 }
