@@ -97,6 +97,8 @@ static const struct {
 	{ 29, 6, SIM_F_PARTITION, "bully" },	/* a listed joiner's JOINs aborted its removal */
 	{ 415, 8, SIM_F_PARTITION, "bully" }, { 829, 6, SIM_F_PARTITION, "bully" },
 	{ 1292, 5, SIM_F_CRASH, "bully" },	/* a member added mid-epoch led a group unelected */
+	{ 1527, 8, SIM_F_CRASH, "bully" },	/* a joiner listed a restarted peer's dead incarnation */
+	{ 2364, 5, SIM_F_CRASH, "bully" },
 };
 
 START_TEST(replay)
