@@ -239,8 +239,7 @@ hr_request(struct dm_engine *e, struct dm_lock *l, enum dm_mode mode, bool try_o
 	t->try_once = try_once;
 	t->my_ts = ++hn->clock;
 	link_lock(hn, t);
-	if (hn->el.status == DM_EL_NORMAL && dm_election_roster_stale(e, &hn->el))
-		dm_election_start(e, &hn->el, "the roster changed since the epoch began");
+	(void)dm_election_renew_if_stale(e, &hn->el);
 	if (hn->el.status == DM_EL_NORMAL) {
 		ask(e, l, t, DM_HR_NREQUEST, false);
 		return 0;
@@ -508,10 +507,8 @@ hr_timer(struct dm_engine *e, struct dm_lock *l)
 	 * requester n3, which suspected it for ever in a roster too small to
 	 * remove it without its own vote).  The new election counts it as a
 	 * joiner, never a coordinator. */
-	if (dm_election_roster_stale(e, &hn->el)) {
-		dm_election_start(e, &hn->el, "the roster changed since the epoch began");
+	if (dm_election_renew_if_stale(e, &hn->el))
 		return;
-	}
 	/* The previous NREQREL got neither NQUEUED nor NREPLY in T_fail: the
 	 * group coordinator is gone (RA §7.4's second timeout).  The majority
 	 * vote removes it, and its removal starts the election. */

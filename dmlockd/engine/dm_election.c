@@ -118,6 +118,15 @@ dm_election_roster_stale(const struct dm_engine *e, const struct dm_election *el
 	    dm_election_coordinator(e, el) == DM_SLOT_NONE;
 }
 
+bool
+dm_election_renew_if_stale(struct dm_engine *e, struct dm_election *el)
+{
+	if (el->status != DM_EL_NORMAL || !dm_election_roster_stale(e, el))
+		return false;
+	dm_election_start(e, el, "the roster changed since the epoch began");
+	return true;
+}
+
 void
 dm_election_report_held(struct dm_engine *e, struct dm_election *el, const struct dm_lock *l)
 {

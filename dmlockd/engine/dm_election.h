@@ -157,6 +157,9 @@ bool		 dm_election_is_joiner(const struct dm_engine *e, const struct dm_election
 size_t		 dm_election_members(const struct dm_engine *e);
 /* Does the roster still look like the one the epoch began with? */
 bool		 dm_election_roster_stale(const struct dm_engine *e, const struct dm_election *el);
+/* In Normal with a roster changed since the epoch began: start an election
+ * (true).  Algorithms call it before they ask anyone by the epoch's view. */
+bool		 dm_election_renew_if_stale(struct dm_engine *e, struct dm_election *el);
 /* During the cut hook: tell the coordinator that lock l is in use here. */
 void		 dm_election_report_held(struct dm_engine *e, struct dm_election *el,
 		    const struct dm_lock *l);

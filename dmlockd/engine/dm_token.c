@@ -242,8 +242,7 @@ dm_token_request(struct dm_engine *e, struct dm_lock *l, enum dm_mode mode, bool
 		return -EOPNOTSUPP;
 	t->wanting = true;
 	link_lock(tn, t);
-	if (tn->el.status == DM_EL_NORMAL && dm_election_roster_stale(e, &tn->el))
-		dm_election_start(e, &tn->el, "the roster changed since the epoch began");
+	(void)dm_election_renew_if_stale(e, &tn->el);
 	if (tn->el.status == DM_EL_NORMAL && !try_once) {
 		watchdog(e, l, t);
 		ask_now(e, l, t);
