@@ -128,6 +128,15 @@ dm_election_renew_if_stale(struct dm_engine *e, struct dm_election *el)
 }
 
 void
+dm_election_start_new_epoch(struct dm_engine *e, struct dm_election *el, const char *why)
+{
+	if (el->impl != NULL && el->impl->start_new_epoch != NULL && dm_roster_joined(e))
+		el->impl->start_new_epoch(e, el, why);
+	else
+		dm_election_start(e, el, why);
+}
+
+void
 dm_election_report_held(struct dm_engine *e, struct dm_election *el, const struct dm_lock *l)
 {
 	dm_slot_t c = dm_election_coordinator(e, el);

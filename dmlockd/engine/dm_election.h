@@ -71,6 +71,9 @@ struct dm_election_impl {
 		    const struct dm_msg *m);
 	void	(*timer)(struct dm_engine *e, struct dm_election *el);
 	void	(*peer_gone)(struct dm_engine *e, struct dm_election *el, dm_slot_t slot);
+	/* Optional: like start, but the election must end in a new epoch
+	 * even when the coordinator lives (dm_election_start_new_epoch()). */
+	void	(*start_new_epoch)(struct dm_engine *e, struct dm_election *el, const char *why);
 };
 extern const struct dm_election_impl dm_election_invitation_impl;
 /* SC_ANSWER / ACCEPT arg of a node still joining: accepted, holding
@@ -160,6 +163,11 @@ bool		 dm_election_roster_stale(const struct dm_engine *e, const struct dm_elect
 /* In Normal with a roster changed since the epoch began: start an election
  * (true).  Algorithms call it before they ask anyone by the epoch's view. */
 bool		 dm_election_renew_if_stale(struct dm_engine *e, struct dm_election *el);
+/* A lock's state is lost with every node up (a token lost in flight):
+ * start an election that ends in a new epoch, which regenerates it.  Bully
+ * always does; invitation asks its coordinator to form a new group. */
+void		 dm_election_start_new_epoch(struct dm_engine *e, struct dm_election *el,
+		    const char *why);
 /* During the cut hook: tell the coordinator that lock l is in use here. */
 void		 dm_election_report_held(struct dm_engine *e, struct dm_election *el,
 		    const struct dm_lock *l);

@@ -220,8 +220,13 @@ complete(struct dm_engine *e, struct dm_election *el)
 	el->hooks->normal(e);
 }
 
+/* ARE_YOU_THERE's arg: 0 "do you still lead our group?"; AYT_NEW_EPOCH
+ * also "if so, form a new group": a lock's token is lost although
+ * everyone is up, and only a new epoch regenerates it. */
+#define AYT_NEW_EPOCH	1
+
 static void
-inv_start(struct dm_engine *e, struct dm_election *el, const char *why)
+ask_or_form(struct dm_engine *e, struct dm_election *el, const char *why, uint64_t ayt_arg)
 {
 	dm_slot_t c = dm_election_coordinator(e, el);
 
@@ -232,11 +237,26 @@ inv_start(struct dm_engine *e, struct dm_election *el, const char *why)
 	if (el->status == DM_EL_NORMAL && !dm_election_i_coordinate(e, el) &&
 	    c != DM_SLOT_NONE && !dm_roster_departing(e, c) && !dm_election_roster_stale(e, el)) {
 		el->step = INV_AYT;
-		inv_send(e, el, DM_EL_ARE_YOU_THERE, c, el->k, el->coord, 0);
+		inv_send(e, el, DM_EL_ARE_YOU_THERE, c, el->k, el->coord, ayt_arg);
 		arm(e, step_time(e));
 		return;
 	}
 	form(e, el, why);
+}
+
+static void
+inv_start(struct dm_engine *e, struct dm_election *el, const char *why)
+{
+	ask_or_form(e, el, why, 0);
+}
+
+/* A token overdue with the coordinator alive: the coordinator (asked) or
+ * we (no answer, or we coordinate) form a new group: its epoch
+ * regenerates every token not reported HELD. */
+static void
+inv_start_new_epoch(struct dm_engine *e, struct dm_election *el, const char *why)
+{
+	ask_or_form(e, el, why, AYT_NEW_EPOCH);
 }
 
 /* --- Responses --- */
@@ -379,6 +399,8 @@ on_are_you_there(struct dm_engine *e, struct dm_election *el, dm_slot_t from,
 	inv_send(e, el, DM_EL_AYT_ANSWER, from, m->serial, el->coord, mine ? 1 : 0);
 	if (mine && el->status == DM_EL_NORMAL && dm_election_roster_stale(e, el))
 		form(e, el, "the roster changed since the group formed");
+	else if (mine && el->status == DM_EL_NORMAL && m->arg == AYT_NEW_EPOCH)
+		form(e, el, "a member's token is overdue: a new group regenerates it");
 	return 0;
 }
 
@@ -533,6 +555,7 @@ const struct dm_election_impl dm_election_invitation_impl = {
 	.receive = inv_receive,
 	.timer = inv_timer,
 	.peer_gone = inv_peer_gone,
+	.start_new_epoch = inv_start_new_epoch,
 };
 
 const struct dm_election_impl *

@@ -373,7 +373,7 @@ dm_token_timer(struct dm_engine *e, struct dm_lock *l)
 	 * second election would refuse the first one's Set_Coordinator. */
 	watchdog(e, l, t);
 	if (tn->el.status == DM_EL_NORMAL)
-		dm_election_start(e, &tn->el, "a token is overdue");
+		dm_election_start_new_epoch(e, &tn->el, "a token is overdue");
 }
 
 void

@@ -394,6 +394,36 @@ START_TEST(withdrawn_request_loses_nobody)
 }
 END_TEST
 
+START_TEST(lost_token_is_regenerated_under_invitation)
+{
+	/* The token is lost in flight while every node, the coordinator too,
+	 * stays up and answers.  The waiting node's watchdog must end in a new
+	 * epoch, which regenerates the token.  Under the invitation election
+	 * such a member only asked its coordinator AreYouThere; the
+	 * coordinator said yes and nothing regenerated the token, so the
+	 * client waited for ever (session 5's open issue). */
+	struct h_cluster c;
+	struct h_packet req, tok;
+
+	h_init_with(&c, 3, &(struct dm_engine_config){ .algorithm = algos[_i],
+	    .election = "invitation", .failure_policy = DM_FAILURE_MAJORITY });
+	h_acquire(&c, 2, 1, "t", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	req = h_unqueue(&c, 2, 0, DM_TK_REQUEST);
+	ck_assert_uint_eq(req.msg.kind, DM_TK_REQUEST);
+	h_inject(&c, 2, 0, &req.msg);
+	tok = h_unqueue(&c, 0, 2, DM_TK_TOKEN);	/* lost */
+	ck_assert_uint_eq(tok.msg.kind, DM_TK_TOKEN);
+	h_pump(&c);
+	h_advance(&c, c.now + 100);
+	ck_assert(!h_granted(&c, 1));
+	/* Far beyond T_fail plus an election's steps. */
+	h_advance(&c, c.now + 30000);
+	ck_assert_msg(h_granted(&c, 1), "%s: the lost token was never regenerated", algos[_i]);
+	ck_assert_uint_gt(c.sent_kind[DM_EL_INVITATION], 0);
+	h_fini(&c);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -406,6 +436,7 @@ main(void)
 	tcase_add_test(tc, registered);
 	tcase_add_loop_test(tc, repeat_costs_nothing, 0, 3);
 	tcase_add_loop_test(tc, withdrawn_request_loses_nobody, 0, 3);
+	tcase_add_loop_test(tc, lost_token_is_regenerated_under_invitation, 0, 3);
 	tcase_add_loop_test(tc, exclusion_and_fencing, 0, 3);
 	tcase_add_test(tc, suzuki_kasami_n_messages);
 	tcase_add_loop_test(tc, old_epoch_token_discarded, 0, 3);
