@@ -127,6 +127,9 @@ struct dm_node {
 	 * lease acks for this incarnation; we remove it ourselves
 	 * (dm_membership_vote_orphaned). */
 	bool		 vote_orphaned;
+	/* When our last removal vote on this entry began: of the entries
+	 * waiting for one, the least recently voted on goes first. */
+	dm_msec_t	 vote_started_at;
 	uint8_t		 name_len;
 	char		 name[DM_NODE_NAME_MAX + 1];
 	char		 address[DM_ADDRESS_MAX + 1];
@@ -248,6 +251,7 @@ struct dm_engine {
 	uint64_t	 member_epoch;
 	dm_msec_t	 member_epoch_at;
 	uint16_t	 vote_yes;
+	uint16_t	 vote_no;	/* refusals: a majority out of reach gives up */
 	uint8_t		 voted[DM_NODES_MAX / 8];
 	struct dm_timer	 vote_timer;	/* D_lock before a removal is used */
 	struct dm_timer	 restart_timer;	/* erase restarted members' old incarnations */

@@ -368,12 +368,14 @@ dm_membership_vote_start(struct dm_engine *e, dm_slot_t slot)
 		    e->now < e->nodes[j].joined_vote_at + 2 * e->probe_timeout_ms)
 			return;
 	e->vote_subject = slot;	/* from now on: no lease acks for it */
+	e->nodes[slot].vote_started_at = e->now;
 	e->vote_serial++;
 	/* Our own ballot: promise it ourselves, so we never agree to another
 	 * removal at this epoch. */
 	e->vote_epoch = epoch_next(e);
 	e->promised_epoch = e->vote_epoch;
 	e->vote_yes = 1;
+	e->vote_no = 0;
 	memset(e->voted, 0, sizeof(e->voted));
 	dm_bit_set(e->voted, e->self, true);
 	m = dm_msg_begin(e, DM_MSG_SUSPECT, NULL);
@@ -679,6 +681,31 @@ dm_membership_heard(struct dm_engine *e, dm_slot_t from)
 	broadcast(e, m);
 }
 
+/*
+ * So many voters refused that no majority can agree any more (the listed
+ * incarnation of the subject never votes): give the vote up.  Kept, it
+ * blocked every other removal ("one at a time") until some later round
+ * won, and one never does when the subject is alive to everyone else but
+ * orphaned here: suzuki-kasami --election invitation, seed 798/15,
+ * partition.  n12 had agreed to a vote on n2 whose prober then left its
+ * roster, so it kept asking to remove n2, which every other member heard;
+ * meanwhile it could not remove n7 and n10, old incarnations that only it
+ * still listed, and its election waited for them for good.  Giving up is
+ * safe: only we could have committed this vote.  (An orphaned subject
+ * still gets no lease acks from us: that is the orphan flag's doing.)
+ */
+static void
+vote_check_lost(struct dm_engine *e)
+{
+	size_t out = e->vote_no + (e->nodes[e->vote_subject].condemned ? 0 : 1);
+
+	if (out < e->n_nodes && (e->n_nodes - out) * 2 > e->n_nodes)
+		return;
+	dm_log(e, DM_LOG_INFO, "removal vote refused by the others: given up", NULL,
+	    e->vote_subject);
+	vote_abandon(e);
+}
+
 static int
 on_suspect_vote(struct dm_engine *e, dm_slot_t from, const struct dm_msg *m)
 {
@@ -703,7 +730,11 @@ on_suspect_vote(struct dm_engine *e, dm_slot_t from, const struct dm_msg *m)
 			e->vote_subject = DM_SLOT_NONE;
 			dm_timer_stop(e, &e->vote_timer);
 			dm_membership_vote_start(e, subject);
+			return 0;
 		}
+		dm_bit_set(e->voted, from, true);
+		e->vote_no++;
+		vote_check_lost(e);
 		return 0;
 	}
 	dm_bit_set(e->voted, from, true);
@@ -1114,9 +1145,29 @@ condemn_restarted(struct dm_engine *e, dm_slot_t s)
 		dm_timer_arm(e, &e->restart_timer, e->nodes[s].remove_at);
 }
 
+/* Start (or ask again) the removal votes due, one at a time: the entry
+ * least recently voted on first, so one whose votes keep failing (alive to
+ * the others) does not starve the rest. */
+static void
+start_due_votes(struct dm_engine *e, dm_slot_t *due, size_t n)
+{
+	for (size_t i = 1; i < n; i++)
+		for (size_t k = i; k > 0 && e->nodes[due[k]].vote_started_at <
+		    e->nodes[due[k - 1]].vote_started_at; k--) {
+			dm_slot_t t = due[k];
+			due[k] = due[k - 1];
+			due[k - 1] = t;
+		}
+	for (size_t i = 0; i < n; i++)
+		if (e->nodes[due[i]].used)
+			dm_membership_vote_start(e, due[i]);
+}
+
 static void
 restart_timer_fired(struct dm_engine *e)
 {
+	dm_slot_t due[DM_NODES_MAX];
+	size_t n_due = 0;
 	dm_msec_t next = 0;
 
 	for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
@@ -1140,14 +1191,13 @@ restart_timer_fired(struct dm_engine *e)
 			 * could pick the same epoch: a repeated fencing token
 			 * (seed 8000988/8).  Asked again until erased. */
 			if (e->membership == DM_MEMBER_ACTIVE)
-				dm_membership_vote_start(e, j);
-			if (!e->nodes[j].used)
-				continue;
+				due[n_due++] = j;
 			at = e->now + e->probe_timeout_ms;
 		}
 		if (next == 0 || at < next)
 			next = at;
 	}
+	start_due_votes(e, due, n_due);
 	if (next != 0)
 		dm_timer_arm(e, &e->restart_timer, next);
 }

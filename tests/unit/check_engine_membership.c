@@ -701,6 +701,55 @@ START_TEST(test_orphaned_vote_removes_live_subject)
 }
 END_TEST
 
+START_TEST(test_lost_vote_lets_another_removal_run)
+{
+	/* suzuki-kasami --election invitation 798/15 (partition): n12 had
+	 * agreed to a vote on n2 whose prober then left its roster, so it
+	 * kept asking to remove n2, which every other member heard and
+	 * refused; that vote never ended, and "one removal at a time" kept
+	 * n12 from removing n7 and n10, old entries only it still listed.
+	 * Here node4 is orphaned at node0 (node1 probed it, then was
+	 * removed) and alive to the others; node5 is down and removed by
+	 * everyone but node0.  node0's request needs node5 gone: the vote on
+	 * node4, refused by the others, must give way to the vote on node5. */
+	struct dm_msg m;
+
+	h_init(&C, 6, DM_FAILURE_MAJORITY, 0);
+	learn_incarnations();
+	C.down[4] = true;
+	C.down[5] = true;
+	h_advance(&C, C.now + 8000);			/* both silent past T_fail */
+	C.down[4] = false;
+	subject_msg(&m, DM_MSG_SUSPECT, "node4", 1);
+	m.serial = 1;
+	m.arg = 3;
+	inject(1, 0, &m);
+	ck_assert_uint_eq(queued(0, 1, DM_MSG_SUSPECT_VOTE)->arg, 1);
+	C.down[1] = true;				/* the prober is gone */
+	/* node4 takes a lock: everyone hears it, and its lease heartbeats
+	 * keep it heard. */
+	h_acquire(&C, 4, 2, "y", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&C);
+	for (int i = 0; i < 6; i++) {
+		if (i == 1 || i == 5)
+			continue;
+		node_failed(i == 2 ? 3 : 2, i, "node1", 1, 4, 0);
+		if (i != 0)				/* node0 never hears of it */
+			node_failed(2, i, "node5", 1, 5, 0);
+	}
+	ck_assert_uint_eq(h_roster(&C, 0), 5);		/* node0 still lists node5 */
+	ck_assert_uint_eq(h_roster(&C, 2), 4);
+	h_pump(&C);
+	h_acquire(&C, 0, 1, "x", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&C);
+	h_advance(&C, C.now + 20000);
+	ck_assert(granted(2));
+	ck_assert_ptr_null(h_find(&C, DM_FX_LOST, 2));	/* node4 stayed a member */
+	ck_assert_uint_eq(h_roster(&C, 0), 4);		/* node5 removed by node0 too */
+	ck_assert(granted(1));
+}
+END_TEST
+
 START_TEST(test_rejoin_at_join_epoch_for_this_incarnation)
 {
 	/* 112187/12 (partition): n1 finished n8's join at epoch 34 and then
@@ -1362,6 +1411,7 @@ membership_suite(void)
 	tcase_add_test(tc, test_removed_prober_vote_still_stands);
 	tcase_add_test(tc, test_late_announcement_of_joined_vote_stands);
 	tcase_add_test(tc, test_orphaned_vote_removes_live_subject);
+	tcase_add_test(tc, test_lost_vote_lets_another_removal_run);
 	tcase_add_test(tc, test_rejoin_at_join_epoch_for_this_incarnation);
 	tcase_add_test(tc, test_removed_incarnation_not_re_added);
 	tcase_add_test(tc, test_runtime_join_through_a_sponsor);
