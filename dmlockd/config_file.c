@@ -64,6 +64,8 @@ static const struct config_setting settings[] = {
 	    "addresses to accept peer links on, host:port or [v6]:port, comma separated (default: none, standalone)"),
 	SETTING("node", "cluster", parse_cluster, cluster, "dmlock",
 	    false, "cluster name; peers with another cluster name are refused"),
+	SETTING("node", "state_directory", parse_path, state_dir, NULL, false,
+	    "durable state (the epoch floor that keeps fencing tokens increasing across restarts), one directory per daemon (default: $STATE_DIRECTORY, else /var/lib/dmlock as root, else $XDG_STATE_HOME/dmlock)"),
 	SETTING("cluster", "peers", parse_peers, peers, "", true,
 	    "initial roster, name@host:port, comma separated, this node included or not"),
 	SETTING("cluster", "sponsor", parse_sponsor, sponsor, "", false,
@@ -761,7 +763,8 @@ cross_check(struct config_state *st)
 		state_error(st, line_of(st, "transport.reconnect_min"), -EINVAL,
 		    "[transport] reconnect_min must not exceed reconnect_max");
 	if (resolve_path(st->path, &c->tls_ca) < 0 || resolve_path(st->path, &c->tls_cert) < 0 ||
-	    resolve_path(st->path, &c->tls_key) < 0 || resolve_path(st->path, &c->tls_crl) < 0) {
+	    resolve_path(st->path, &c->tls_key) < 0 || resolve_path(st->path, &c->tls_crl) < 0 ||
+	    resolve_path(st->path, &c->state_dir) < 0) {
 		state_error(st, 0, -ENOMEM, "out of memory");
 		return;
 	}
@@ -844,6 +847,7 @@ config_free(struct dmd_config *c)
 	free(c->path);
 	free(c->node_name);
 	free(c->cluster);
+	free(c->state_dir);
 	free(c->algorithm);
 	free(c->election);
 	free(c->tls_ca);

@@ -28,6 +28,7 @@ struct dmd_config {
 	char		*listen[CONFIG_LISTEN_MAX];	/* "host:port", "[v6]:port" */
 	size_t		 n_listen;
 	char		*cluster;
+	char		*state_dir;		/* NULL: see dmlockd --help */
 
 	/* [cluster] */
 	struct dm_peer_spec *peers;		/* strings owned by the config */

@@ -19,6 +19,7 @@
 #include "dm_msg.h"
 #include "dmlockd/local_session.h"
 #include "dmlockd/log.h"
+#include "dmlockd/state_file.h"
 
 #define HANDLE_BUCKETS 4096	/* power of two */
 
@@ -35,6 +36,7 @@ struct dmd_daemon {
 	void			*transport_ctx;
 	void			(*state_hook)(void *ctx, enum dm_effect_type type);
 	void			*state_ctx;
+	const struct state_dir	*state_dir;	/* NULL: floors are not stored */
 	dm_msec_t		 last_now;
 
 	/* Events that arrived while a step was running (a transport callback
@@ -136,6 +138,26 @@ daemon_client_effect(struct dmd_daemon *d, uint64_t handle, const struct dm_effe
 	local_session_deliver(req, fx);
 }
 
+/* The engine needs the floor on disk before the effects that follow it
+ * (a grant, a message showing a token of a new epoch).  If it cannot be
+ * stored, a later process could repeat fencing tokens: stop now, before
+ * any of those effects leaves this process. */
+static void
+daemon_persist_floor(struct dmd_daemon *d, uint64_t floor)
+{
+	if (d->state_dir == NULL) {
+		log_debug("no state directory: epoch floor %llu not stored",
+		    (unsigned long long)floor);
+		return;
+	}
+	if (state_dir_store_floor(d->state_dir, floor) < 0) {
+		log_error("cannot store the epoch floor in %s: stopping, so that no fencing"
+		    " token of this process can be repeated after a restart", d->state_dir->path);
+		exit(EXIT_FAILURE);
+	}
+	log_debug("epoch floor %llu stored", (unsigned long long)floor);
+}
+
 /* The effect callback: runs inside dm_engine_step(), never steps. */
 static void
 daemon_effect(void *ctx, const struct dm_effect *fx)
@@ -179,6 +201,9 @@ daemon_effect(void *ctx, const struct dm_effect *fx)
 		break;
 	case DM_FX_LOG:
 		daemon_log_effect(fx);
+		break;
+	case DM_FX_PERSIST:
+		daemon_persist_floor(d, fx->u.persist.floor);
 		break;
 	default:
 		log_warning("unknown engine effect %d", (int)fx->type);
@@ -350,6 +375,12 @@ dmd_daemon_set_state_hook(struct dmd_daemon *d,
 {
 	d->state_hook = hook;
 	d->state_ctx = ctx;
+}
+
+void
+dmd_daemon_set_state_dir(struct dmd_daemon *d, const struct state_dir *dir)
+{
+	d->state_dir = dir;
 }
 
 const struct dm_engine *

@@ -57,6 +57,12 @@ void dmd_daemon_set_transport(struct dmd_daemon *daemon, const struct dmd_transp
 void dmd_daemon_set_state_hook(struct dmd_daemon *daemon,
     void (*hook)(void *ctx, enum dm_effect_type type), void *ctx);
 
+/* Where DM_FX_PERSIST stores the epoch floor (state_file.h), borrowed for
+ * the daemon's lifetime.  Unset (in-process tests), the floor
+ * is not stored. */
+struct state_dir;
+void dmd_daemon_set_state_dir(struct dmd_daemon *daemon, const struct state_dir *dir);
+
 /*
  * Step the engine with ev (its "now" is filled in here) and apply the
  * effects.  Returns dm_engine_step()'s result.  Called from inside an

@@ -1,6 +1,7 @@
 # dmlockd/dmlockd.mk: the daemon's I/O shells and main().
 noinst_LTLIBRARIES += libdmshell.la
-libdmshell_la_SOURCES = dmlockd/log.h dmlockd/log.c dmlockd/acl.h dmlockd/acl.c
+libdmshell_la_SOURCES = dmlockd/log.h dmlockd/log.c dmlockd/acl.h dmlockd/acl.c \
+	dmlockd/state_file.h dmlockd/state_file.c
 libdmshell_la_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(SYSTEMD_CFLAGS)
 libdmshell_la_LIBADD = $(LIBEVENT_LIBS) $(SYSTEMD_LIBS)
 
@@ -16,6 +17,28 @@ dmlockd_dmlockd_SOURCES = \
 dmlockd_dmlockd_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(OPENSSL_CFLAGS) $(INIH_CFLAGS)
 dmlockd_dmlockd_LDADD = libdmtransport.la libdmshell.la liblocalproto.la libdmengine.la \
 	$(LIBEVENT_LIBS) $(OPENSSL_LIBS) $(INIH_LIBS) $(SYSTEMD_LIBS)
+
+# The state directory and its epoch floor file (state_file.c), and the
+# floor parser's fuzz target (corpus replayed in make check).
+check_PROGRAMS += tests/unit/check_state_file
+TESTS += tests/unit/check_state_file
+tests_unit_check_state_file_SOURCES = tests/unit/check_state_file.c
+tests_unit_check_state_file_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_check_state_file_LDADD = libdmshell.la $(CHECK_LIBS)
+check_PROGRAMS += tests/fuzz/replay_state_floor
+TESTS += tests/fuzz/replay_state_floor
+tests_fuzz_replay_state_floor_SOURCES = tests/fuzz/replay_corpus.c tests/fuzz/fuzz_state_floor.c
+tests_fuzz_replay_state_floor_CPPFLAGS = $(AM_CPPFLAGS) -DREPLAY_CORPUS='"state_floor"'
+tests_fuzz_replay_state_floor_LDADD = libdmshell.la
+EXTRA_DIST += tests/fuzz/corpus/state_floor
+if FUZZING
+noinst_PROGRAMS += tests/fuzz/fuzz_state_floor
+tests_fuzz_fuzz_state_floor_SOURCES = tests/fuzz/fuzz_state_floor.c dmlockd/state_file.c \
+	dmlockd/log.c
+tests_fuzz_fuzz_state_floor_CFLAGS = $(AM_CFLAGS) $(SYSTEMD_CFLAGS) -fsanitize=fuzzer,address,undefined
+tests_fuzz_fuzz_state_floor_LDFLAGS = -fsanitize=fuzzer,address,undefined
+tests_fuzz_fuzz_state_floor_LDADD = $(SYSTEMD_LIBS)
+endif
 
 # The [access] rule matcher (acl.c).
 check_PROGRAMS += tests/unit/check_acl

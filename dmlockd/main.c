@@ -30,6 +30,7 @@
 #include "dmlockd/local_server.h"
 #include "dmlockd/log.h"
 #include "dmlockd/sd_glue.h"
+#include "dmlockd/state_file.h"
 #include "local_proto.h"
 #include "socket_path.h"
 
@@ -42,6 +43,7 @@
 
 struct options {
 	const char	*socket_path;
+	const char	*state_dir;
 	const char	*config_path;
 	bool		 config_explicit;
 	bool		 check_config;
@@ -75,6 +77,9 @@ usage(FILE *f)
 	    "  -S, --socket PATH      local socket (default: the config's [local] socket, else\n"
 	    "                         /run/dmlock/dmlockd.sock as root,\n"
 	    "                         $XDG_RUNTIME_DIR/dmlock/dmlockd.sock otherwise)\n"
+	    "      --state-dir DIR    durable state, one per daemon (default: the config's\n"
+	    "                         [node] state_directory, else $STATE_DIRECTORY, else\n"
+	    "                         /var/lib/dmlock as root, $XDG_STATE_HOME/dmlock otherwise)\n"
 	    "  -f, --foreground       accepted for compatibility (dmlockd never daemonizes)\n"
 	    "      --log-level LEVEL  err, warning, notice, info (default) or debug\n"
 	    "      --check-config     validate the configuration file and exit\n"
@@ -88,9 +93,11 @@ usage(FILE *f)
 static int
 parse_args(int argc, char **argv, struct options *o)
 {
-	enum { OPT_LOG_LEVEL = 256, OPT_VERSION, OPT_CHECK_CONFIG, OPT_LIST_KEYS, OPT_LIST_ALGORITHMS };
+	enum { OPT_LOG_LEVEL = 256, OPT_VERSION, OPT_CHECK_CONFIG, OPT_LIST_KEYS, OPT_LIST_ALGORITHMS,
+	    OPT_STATE_DIR };
 	static const struct option longopts[] = {
 		{ "socket", required_argument, NULL, 'S' },
+		{ "state-dir", required_argument, NULL, OPT_STATE_DIR },
 		{ "config", required_argument, NULL, 'c' },
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
@@ -108,6 +115,9 @@ parse_args(int argc, char **argv, struct options *o)
 		switch (c) {
 		case 'S':
 			o->socket_path = optarg;
+			break;
+		case OPT_STATE_DIR:
+			o->state_dir = optarg;
 			break;
 		case 'c':
 			o->config_path = optarg;
@@ -314,7 +324,8 @@ on_reload_signal(evutil_socket_t sig, short what, void *arg)
 	    fresh->lease_ms != m->config->lease_ms ||
 	    fresh->request_timeout_ms != m->config->request_timeout_ms ||
 	    fresh->probe_timeout_ms != m->config->probe_timeout_ms ||
-	    str_differs(fresh->local_socket, m->config->local_socket))
+	    str_differs(fresh->local_socket, m->config->local_socket) ||
+	    str_differs(fresh->state_dir, m->config->state_dir))
 		log_warning("node, cluster, peers, listen, algorithm, timeouts or socket changed: "
 		    "not reloaded (restart dmlockd to apply; use dmlock join/leave for the roster)");
 	/* Keep the old config: the engine and transport borrow its strings. */
@@ -373,6 +384,36 @@ socket_path_for(const struct dmd_main *m, int listen_fd, char *path, size_t size
 		return log_error_errno(r, "no socket path: XDG_RUNTIME_DIR is unset (use -S PATH)");
 	if (r < 0)
 		return log_error_errno(r, "bad socket path");
+	return 0;
+}
+
+/* The state directory (state_file.h): --state-dir, the config's [node]
+ * state_directory, systemd's $STATE_DIRECTORY (its first entry), then
+ * /var/lib/dmlock as root (StateDirectory=dmlock's path) or the user's
+ * $XDG_STATE_HOME/dmlock (~/.local/state/dmlock). */
+static int
+state_dir_path_for(const struct dmd_main *m, char *path, size_t size)
+{
+	const char *env = getenv("STATE_DIRECTORY");
+	const char *home = getenv("HOME");
+	int n;
+
+	if (m->options->state_dir != NULL)
+		n = snprintf(path, size, "%s", m->options->state_dir);
+	else if (m->config != NULL && m->config->state_dir != NULL)
+		n = snprintf(path, size, "%s", m->config->state_dir);
+	else if (env != NULL && env[0] != '\0')
+		n = snprintf(path, size, "%.*s", (int)strcspn(env, ":"), env);
+	else if (geteuid() == 0)
+		n = snprintf(path, size, "/var/lib/dmlock");
+	else if ((env = getenv("XDG_STATE_HOME")) != NULL && env[0] == '/')
+		n = snprintf(path, size, "%s/dmlock", env);
+	else if (home != NULL && home[0] == '/')
+		n = snprintf(path, size, "%s/.local/state/dmlock", home);
+	else
+		return log_error_errno(ENOENT, "no state directory: HOME is unset (use --state-dir DIR)");
+	if (n < 0 || (size_t)n >= size)
+		return log_error_errno(ENAMETOOLONG, "state directory path too long");
 	return 0;
 }
 
@@ -450,6 +491,8 @@ run(const struct options *o)
 	struct local_server *server = NULL;
 	struct event *signals[4] = { NULL };
 	struct dm_engine_config engine_config;
+	char state_path[4096];
+	struct state_dir state = { .fd = -1 };
 	int listen_fd = -ENOENT;
 	int r;
 
@@ -472,18 +515,31 @@ run(const struct options *o)
 	if (r < 0)
 		goto out;
 
+	r = state_dir_path_for(&m, state_path, sizeof(state_path));
+	if (r < 0)
+		goto out;
+	r = state_dir_open(state_path, &state, &engine_config.epoch_floor);
+	if (r < 0)
+		goto out;
+
 	m.base = event_base_new();
 	if (m.base == NULL) {
 		r = log_error_errno(ENOMEM, "cannot create the event loop");
 		goto out;
 	}
 	r = dmd_daemon_new(m.base, &engine_config, &m.daemon);
+	if (r == -ERANGE) {
+		log_error_errno(r, "the epoch floor %llu in %s/%s is out of range",
+		    (unsigned long long)engine_config.epoch_floor, state_path, STATE_FLOOR_FILE);
+		goto out;
+	}
 	if (r < 0) {
 		log_error_errno(r, "the engine refused the configuration (algorithm %s)",
 		    engine_config.algorithm);
 		goto out;
 	}
 	dmd_daemon_set_state_hook(m.daemon, on_engine_state, &m);
+	dmd_daemon_set_state_dir(m.daemon, &state);
 	if (config_is_clustered(m.config)) {
 		r = dmd_cluster_new(m.daemon, m.config, incarnation, seed, &m.cluster);
 		if (r < 0)
@@ -549,6 +605,7 @@ out:
 		event_base_free(m.base);
 	}
 	config_free(m.config);
+	state_dir_close(&state);
 	return r;
 }
 

@@ -34,6 +34,7 @@ dm_msg_begin(struct dm_engine *e, uint8_t kind, const struct dm_lock *l)
 	m->address_len = 0;
 	m->payload_len = 0;
 	m->seq = 0;
+	dm_floor_persist(e);	/* before a message shows token_hw */
 	m->token = e->token_hw;
 	if (kind >= DM_MSG_ALGO_BASE && (e->breakage & DM_BREAK_STALE_TOKEN))
 		m->token = 0;
@@ -89,6 +90,29 @@ dm_token_observe(struct dm_engine *e, uint64_t token)
 {
 	if (token > e->token_hw && token <= DM_TOKEN_LIMIT)
 		e->token_hw = token;
+}
+
+/* The epoch floor on disk: 1 + the highest epoch this node has granted in
+ * or seen (the roster's, or the one in a token's high bits).  It is stored
+ * before any message or grant can show a token of a higher epoch, so no
+ * token leaves this process above what its successor starts from
+ * (floor << DM_TOKEN_EPOCH_SHIFT, dm_engine_new).  It grows only when the
+ * roster's epoch does, a peer's token carries a higher one, or the
+ * process starts: rarely. */
+void
+dm_floor_persist(struct dm_engine *e)
+{
+	uint64_t floor = e->token_hw >> DM_TOKEN_EPOCH_SHIFT;
+	struct dm_effect fx = { .type = DM_FX_PERSIST };
+
+	if (e->epoch > floor)
+		floor = e->epoch;
+	floor++;
+	if (floor <= e->floor_stored || e->emit == NULL)
+		return;
+	e->floor_stored = floor;
+	fx.u.persist.floor = floor;
+	dm_emit(e, &fx);
 }
 
 dm_msec_t
@@ -261,6 +285,12 @@ dm_engine_new(const struct dm_engine_config *cfg, struct dm_engine **ret)
 	e->incarnation = cfg->incarnation;
 	e->seed = cfg->seed;
 	e->breakage = cfg->test_breakage;
+	if (cfg->epoch_floor >= DM_TOKEN_LIMIT >> DM_TOKEN_EPOCH_SHIFT) {
+		r = -ERANGE;
+		goto fail;
+	}
+	e->floor_stored = cfg->epoch_floor;
+	e->token_hw = cfg->epoch_floor << DM_TOKEN_EPOCH_SHIFT;
 	e->request_timeout_ms = or_default(cfg->request_timeout_ms, DM_DEFAULT_REQUEST_TIMEOUT_MS);
 	e->probe_timeout_ms = or_default(cfg->probe_timeout_ms, DM_DEFAULT_PROBE_TIMEOUT_MS);
 	e->lease_ms = or_default(cfg->lease_ms, DM_DEFAULT_LEASE_MS);
@@ -564,6 +594,7 @@ dm_engine_step(struct dm_engine *e, const struct dm_event *ev, dm_effect_fn *emi
 	}
 	run_timers(e);
 	free_idle_locks(e);
+	dm_floor_persist(e);
 	e->emit = NULL;
 	e->emit_ctx = NULL;
 	return r;

@@ -70,6 +70,12 @@ struct dm_engine_config {
 	const char	*election;
 	/* hierarchical: nodes per group (0 selects 4). */
 	uint32_t	 group_size;
+	/* The last DM_FX_PERSIST floor of an earlier process on this node (0:
+	 * none): every token of this process is above floor << 40, which is
+	 * above every token an earlier process granted or saw, so fencing
+	 * tokens never go backwards across a restart, even of the whole
+	 * cluster.  -ERANGE from 2^23 up. */
+	uint64_t	 epoch_floor;
 };
 
 /* Negative controls: each makes the engine wrong in one known way so a test
@@ -145,6 +151,9 @@ enum dm_effect_type {
 	DM_FX_READY,		/* joined (or standalone): serve clients */
 	DM_FX_LEFT,		/* graceful leave finished: the daemon may exit */
 	DM_FX_LOG,		/* something worth telling the operator */
+	DM_FX_PERSIST,		/* store u.persist.floor durably before handling the
+				 * effects that follow; pass it back as
+				 * dm_engine_config.epoch_floor at the next start */
 };
 
 enum dm_log_level {
@@ -196,6 +205,10 @@ struct dm_effect {
 			const char	*peer;		/* NULL if none */
 			uint64_t	 token;		/* 0 if none */
 		} log;
+		struct {
+			uint64_t	 floor;		/* 1 + the highest epoch this node
+							 * has granted in or seen */
+		} persist;
 	} u;
 };
 

@@ -258,6 +258,7 @@ struct dm_engine {
 
 	/* Fencing tokens. */
 	uint64_t	 token_hw;	/* highest token granted or seen */
+	uint64_t	 floor_stored;	/* the last DM_FX_PERSIST floor (or the config's) */
 
 	/* Leases (majority policy). */
 	dm_msec_t	 lease_until;
@@ -318,6 +319,8 @@ dm_msec_t	 dm_timer_next(const struct dm_engine *e);
 void		 dm_emit(struct dm_engine *e, const struct dm_effect *fx);
 void		 dm_lock_maybe_free(struct dm_engine *e, struct dm_lock *l);
 void		 dm_token_observe(struct dm_engine *e, uint64_t token);
+/* Emit DM_FX_PERSIST if max(epoch, token_hw's epoch) grew past the stored floor. */
+void		 dm_floor_persist(struct dm_engine *e);
 uint64_t	 dm_msg_sender_incarnation(const struct dm_msg *m);
 bool		 dm_lease_needed(const struct dm_engine *e);
 bool		 dm_lease_valid(const struct dm_engine *e);

@@ -52,6 +52,7 @@ token_next(struct dm_engine *e)
 	uint64_t t = (e->token_hw > floor ? e->token_hw : floor) + 1;
 
 	e->token_hw = t;
+	dm_floor_persist(e);	/* before the GRANT that carries t */
 	return t;
 }
 

@@ -45,6 +45,11 @@ tests_unit_check_engine_membership_SOURCES = tests/unit/check_engine_membership.
 	tests/unit/engine_harness.h
 tests_unit_check_engine_membership_CFLAGS = $(ENGINE_CHECK_CFLAGS)
 tests_unit_check_engine_membership_LDADD = $(ENGINE_CHECK_LDADD)
+check_PROGRAMS += tests/unit/check_engine_floor
+TESTS += tests/unit/check_engine_floor
+tests_unit_check_engine_floor_SOURCES = tests/unit/check_engine_floor.c tests/unit/engine_harness.h
+tests_unit_check_engine_floor_CFLAGS = $(ENGINE_CHECK_CFLAGS)
+tests_unit_check_engine_floor_LDADD = $(ENGINE_CHECK_LDADD)
 check_PROGRAMS += tests/unit/check_wire tests/unit/check_types
 TESTS += tests/unit/check_wire tests/unit/check_types
 tests_unit_check_wire_SOURCES = tests/unit/check_wire.c

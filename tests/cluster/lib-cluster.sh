@@ -129,6 +129,7 @@ write_conf()
 name = node$i
 listen = 127.0.0.1:${PORT[i]}
 cluster = ${CONF_CLUSTER:-$CLUSTER_NAME}
+state_directory = $d/state
 
 [cluster]
 $roster

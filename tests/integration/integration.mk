@@ -15,6 +15,7 @@ integration_tests = \
 	tests/integration/17-status.sh \
 	tests/integration/18-access.sh \
 	tests/integration/19-locks.sh \
-	tests/integration/20-roster.sh
+	tests/integration/20-roster.sh \
+	tests/integration/21-token-restart.sh
 TESTS += $(integration_tests)
 EXTRA_DIST += tests/integration/lib.sh $(integration_tests)

@@ -151,7 +151,7 @@ start_daemon()
 		{ echo "ERROR: dmlockd not found at $DMLOCKD (build it first)" >&2; exit 99; }
 	rm -f "$DMLOCK_SOCKET"
 	# shellcheck disable=SC2086
-	$DMLOCKD -S "$DMLOCK_SOCKET" "$@" >>"$TEST_DIR/dmlockd.log" 2>&1 &
+	$DMLOCKD -S "$DMLOCK_SOCKET" --state-dir "$TEST_DIR/state" "$@" >>"$TEST_DIR/dmlockd.log" 2>&1 &
 	DAEMON_PID=$!
 	track_pid "$DAEMON_PID"
 	wait_until "dmlockd's socket $DMLOCK_SOCKET" daemon_answers

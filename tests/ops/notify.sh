@@ -23,7 +23,7 @@ alive() { kill -0 "$dpid" 2>/dev/null; }
 # daemon's own PID (exec keeps the shell's PID).
 NOTIFY_SOCKET=$nsock WATCHDOG_USEC=400000 \
 	bash -c 'export WATCHDOG_PID=$$; exec "$@"' dmlockd \
-	"$dmlockd" -S "$ops_tmp/dmlockd.sock" 2>"$ops_tmp/dmlockd.log" &
+	"$dmlockd" -S "$ops_tmp/dmlockd.sock" --state-dir "$ops_tmp/state" 2>"$ops_tmp/dmlockd.log" &
 dpid=$!
 track_pid $dpid
 

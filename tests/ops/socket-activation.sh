@@ -11,7 +11,7 @@ dmlock=$(find_built dmlock)
 
 sock=$ops_tmp/dmlockd.sock
 systemd-socket-activate -l "$sock" --fdname=local -- \
-	"$dmlockd" -S "$sock" 2>"$ops_tmp/dmlockd.log" &
+	"$dmlockd" -S "$sock" --state-dir "$ops_tmp/state" 2>"$ops_tmp/dmlockd.log" &
 apid=$!
 track_pid $apid
 wait_for 10 "the activation socket" test -S "$sock"

@@ -89,6 +89,7 @@ struct sim_node {
 	bool		 member_now;	/* this incarnation has been a member */
 	int		 sponsor;	/* the sponsor it was started with, -1 none */
 	uint64_t	 incarnation;
+	uint64_t	 disk_floor;	/* last DM_FX_PERSIST: the disk survives crashes */
 	sim_time_t	 resume_at;
 	/* Host clock (CLOCK_BOOTTIME): local_us = base_local + (t - base_real)(1 + ppm/1e6). */
 	int64_t		 ppm;
@@ -635,6 +636,11 @@ on_effect(void *ctx, const struct dm_effect *fx)
 				w->ck.bound_nodes = members;
 		}
 		break;
+	case DM_FX_PERSIST:
+		TRACE(w, "%s: PERSIST floor %" PRIu64, nd->name, fx->u.persist.floor);
+		if (fx->u.persist.floor > nd->disk_floor)
+			nd->disk_floor = fx->u.persist.floor;
+		break;
 	case DM_FX_LEFT:
 		TRACE(w, "%s: LEFT", nd->name);
 		nd->left = true;
@@ -749,6 +755,7 @@ node_start(struct sim_world *w, int n, bool initial)
 		.test_breakage = w->cfg.breakage,
 		.election = w->cfg.election,
 		.group_size = w->cfg.group_size,
+		.epoch_floor = nd->disk_floor,
 	};
 	size_t np = 0;
 	int sponsor_index = -1;

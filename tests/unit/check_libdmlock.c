@@ -542,7 +542,7 @@ END_TEST
 /* ---- daemon start-up rules -------------------------------------------- */
 
 static pid_t
-spawn_dmlockd(const char *socket_path)
+spawn_dmlockd(const char *socket_path, const char *state_dir)
 {
 	const char *builddir = getenv("top_builddir");
 	char prog[4096];
@@ -550,7 +550,8 @@ spawn_dmlockd(const char *socket_path)
 	pid_t pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
-		execl(prog, prog, "-S", socket_path, "--log-level", "err", (char *)NULL);
+		execl(prog, prog, "-S", socket_path, "--state-dir", state_dir, "--log-level", "err",
+		    (char *)NULL);
 		_exit(127);
 	}
 	return pid;
@@ -573,13 +574,16 @@ wait_exit(pid_t pid, int timeout_ms)
 START_TEST(refuses_live_socket)
 {
 	struct dmlock_conn *c = connect_ok();
-	pid_t second = spawn_dmlockd(daemon_under_test.socket);
+	char state[] = "/tmp/dmlock-state-XXXXXX";
+	ck_assert_ptr_nonnull(mkdtemp(state));
+	pid_t second = spawn_dmlockd(daemon_under_test.socket, state);
 	int status = wait_exit(second, 10000);
 	if (status < 0) {
 		kill(second, SIGKILL);
 		waitpid(second, NULL, 0);
 	}
 	ck_assert_int_eq(status, 1);
+	ck_assert_int_eq(rmdir(state), 0);	/* (it stopped before storing anything) */
 	/* The first daemon and its connection are untouched. */
 	ck_assert_int_eq(dmlock_ping(c, NULL), 0);
 	dmlock_close(c);
@@ -590,7 +594,7 @@ END_TEST
 
 START_TEST(removes_stale_socket)
 {
-	char dir[] = "/tmp/dmlock-stale-XXXXXX", path[64];
+	char dir[] = "/tmp/dmlock-stale-XXXXXX", path[64], state[64], floor[96];
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/dmlockd.sock", dir);
 	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
@@ -599,7 +603,8 @@ START_TEST(removes_stale_socket)
 	ck_assert_int_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
 	close(fd);	/* a socket file nobody listens on: stale */
 
-	pid_t pid = spawn_dmlockd(path);
+	snprintf(state, sizeof(state), "%s/state", dir);
+	pid_t pid = spawn_dmlockd(path, state);
 	struct dmlock_conn *c = NULL;
 	int r = -1;
 	for (int i = 0; i < 1000 && r < 0; i++) {
@@ -613,6 +618,9 @@ START_TEST(removes_stale_socket)
 	kill(pid, SIGTERM);
 	ck_assert_int_eq(wait_exit(pid, 10000), 0);
 	ck_assert_int_eq(access(path, F_OK), -1);	/* unlinked on SIGTERM */
+	snprintf(floor, sizeof(floor), "%s/epoch-floor", state);
+	unlink(floor);
+	rmdir(state);
 	rmdir(dir);
 }
 END_TEST

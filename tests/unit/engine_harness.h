@@ -34,6 +34,7 @@ struct h_fx {
 struct h_packet {
 	int		from, to;
 	struct dm_msg	msg;
+	size_t		fx_before;	/* effects recorded before it was sent */
 };
 
 struct h_cluster {
@@ -75,6 +76,7 @@ h_emit(void *ctx, const struct dm_effect *fx)
 		p->from = c->stepping;
 		p->to = to;
 		p->msg = *fx->u.send.msg;
+		p->fx_before = c->nfx;
 		c->sent_kind[fx->u.send.msg->kind]++;
 		if (fx->u.send.msg->kind >= DM_MSG_ALGO_BASE)
 			c->sent_algo++;
@@ -108,6 +110,9 @@ h_emit(void *ctx, const struct dm_effect *fx)
 	case DM_FX_PEER_ADD:
 	case DM_FX_PEER_REMOVE:
 		snprintf(r->peer, sizeof(r->peer), "%s", fx->u.peer.name);
+		break;
+	case DM_FX_PERSIST:
+		r->token = fx->u.persist.floor;
 		break;
 	default:
 		break;

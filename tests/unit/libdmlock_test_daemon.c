@@ -114,7 +114,7 @@ void
 test_daemon_start(struct test_daemon *d)
 {
 	const char *builddir = getenv("top_builddir");
-	char prog[4096];
+	char prog[4096], state[128];
 
 	snprintf(prog, sizeof(prog), "%s/dmlockd/dmlockd", builddir != NULL ? builddir : ".");
 	snprintf(d->dir, sizeof(d->dir), "/tmp/dmlock-test-XXXXXX");
@@ -123,13 +123,15 @@ test_daemon_start(struct test_daemon *d)
 		exit(99);
 	}
 	snprintf(d->socket, sizeof(d->socket), "%s/dmlockd.sock", d->dir);
+	snprintf(state, sizeof(state), "%s/state", d->dir);
 	d->pid = fork();
 	if (d->pid < 0) {
 		perror("fork");
 		exit(99);
 	}
 	if (d->pid == 0) {
-		execl(prog, prog, "-S", d->socket, "--log-level", "warning", (char *)NULL);
+		execl(prog, prog, "-S", d->socket, "--state-dir", state, "--log-level", "warning",
+		    (char *)NULL);
 		fprintf(stderr, "cannot run %s: %s\n", prog, strerror(errno));
 		_exit(127);
 	}
@@ -160,6 +162,7 @@ test_daemon_stop(struct test_daemon *d)
 {
 	int status = 0;
 	bool clean = false;
+	char path[128];
 	if (d->pid <= 0)
 		return false;
 	kill(d->pid, SIGTERM);
@@ -179,6 +182,10 @@ test_daemon_stop(struct test_daemon *d)
 	struct stat st;
 	bool socket_gone = lstat(d->socket, &st) < 0;
 	unlink(d->socket);
+	snprintf(path, sizeof(path), "%s/state/epoch-floor", d->dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/state", d->dir);
+	rmdir(path);
 	rmdir(d->dir);
 	return clean && socket_gone;
 }
