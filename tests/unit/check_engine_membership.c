@@ -37,6 +37,19 @@ subject_msg(struct dm_msg *m, uint8_t kind, const char *subject, uint64_t incarn
 	m->incarnation = incarnation;
 }
 
+/* Deliver node from's SUSPECT (removal vote serial, ballot epoch) about
+ * subject's incarnation inc to node to. */
+static void
+suspect(int from, int to, const char *subject, uint64_t inc, uint64_t serial, uint64_t ballot)
+{
+	struct dm_msg m;
+
+	subject_msg(&m, DM_MSG_SUSPECT, subject, inc);
+	m.serial = serial;
+	m.arg = ballot;
+	h_inject(&C, from, to, &m);
+}
+
 /* Deliver a NODE_FAILED about subject's incarnation inc, at epoch, arg
  * (1: a sponsor's cancel of its own NODE_ADD), from node from to node to. */
 static void
@@ -127,26 +140,17 @@ START_TEST(test_restarted_votes_only_to_its_sponsor)
 	(void)unqueue(2, 0, DM_MSG_JOIN);
 	C.now += 8000;					/* more than T_fail since it began */
 	/* About its old incarnation, from node1 (not its sponsor): no. */
-	subject_msg(&m, DM_MSG_SUSPECT, "node2", 1);
-	m.serial = 1;
-	m.arg = 5;
-	inject(1, 2, &m);
+	suspect(1, 2, "node2", 1, 1, 5);
 	v = queued(2, 1, DM_MSG_SUSPECT_VOTE);
 	ck_assert_ptr_nonnull(v);
 	ck_assert_uint_eq(v->arg, 0);
 	/* About a live node (mode 0), from its sponsor: no. */
-	subject_msg(&m, DM_MSG_SUSPECT, "node1", 1);
-	m.serial = 2;
-	m.arg = 6;
-	inject(0, 2, &m);
+	suspect(0, 2, "node1", 1, 2, 6);
 	v = queued(2, 0, DM_MSG_SUSPECT_VOTE);
 	ck_assert_ptr_nonnull(v);
 	ck_assert_uint_eq(v->arg, 0);
 	/* About its old incarnation, from its sponsor: yes. */
-	subject_msg(&m, DM_MSG_SUSPECT, "node2", 1);
-	m.serial = 3;
-	m.arg = 7;
-	inject(0, 2, &m);
+	suspect(0, 2, "node2", 1, 3, 7);
 	v = queued(2, 0, DM_MSG_SUSPECT_VOTE);
 	ck_assert_ptr_nonnull(v);
 	ck_assert_uint_eq(v->arg, 1);
@@ -366,15 +370,9 @@ START_TEST(test_no_votes_for_a_node_being_removed)
 	C.down[0] = true;
 	h_advance(&C, C.now + 8000);			/* node0 silent past T_fail */
 	C.down[0] = false;
-	subject_msg(&m, DM_MSG_SUSPECT, "node0", 0);
-	m.serial = 1;
-	m.arg = 1;
-	inject(1, 2, &m);
+	suspect(1, 2, "node0", 0, 1, 1);
 	ck_assert_uint_eq(queued(2, 1, DM_MSG_SUSPECT_VOTE)->arg, 1);
-	subject_msg(&m, DM_MSG_SUSPECT, "node1", 0);
-	m.serial = 1;
-	m.arg = 2;
-	inject(0, 2, &m);
+	suspect(0, 2, "node1", 0, 1, 2);
 	v = queued(2, 0, DM_MSG_SUSPECT_VOTE);
 	ck_assert_ptr_nonnull(v);
 	ck_assert_uint_eq(v->arg, 0);
@@ -538,10 +536,7 @@ START_TEST(test_announcement_ends_joined_vote)
 	C.down[2] = true;
 	h_advance(&C, C.now + 8000);			/* node2 silent past T_fail */
 	C.down[2] = false;
-	subject_msg(&m, DM_MSG_SUSPECT, "node2", 1);
-	m.serial = 1;
-	m.arg = 3;
-	inject(1, 0, &m);
+	suspect(1, 0, "node2", 1, 1, 3);
 	ck_assert_uint_eq(queued(0, 1, DM_MSG_SUSPECT_VOTE)->arg, 1);
 	memset(&m, 0, sizeof(m));
 	m.kind = DM_MSG_HEARTBEAT;
@@ -582,10 +577,7 @@ START_TEST(test_removed_prober_vote_still_stands)
 	C.down[4] = true;
 	h_advance(&C, C.now + 8000);			/* node4 silent past T_fail */
 	C.down[4] = false;
-	subject_msg(&m, DM_MSG_SUSPECT, "node4", 1);
-	m.serial = 1;
-	m.arg = 3;
-	inject(1, 0, &m);
+	suspect(1, 0, "node4", 1, 1, 3);
 	ck_assert_uint_eq(queued(0, 1, DM_MSG_SUSPECT_VOTE)->arg, 1);
 	subject_msg(&m, DM_MSG_NODE_FAILED, "node1", 1);	/* the prober goes */
 	m.epoch = 4;
@@ -634,10 +626,7 @@ START_TEST(test_late_announcement_of_joined_vote_stands)
 	C.down[4] = true;
 	h_advance(&C, C.now + 8000);			/* node4 silent past T_fail */
 	C.down[4] = false;
-	subject_msg(&m, DM_MSG_SUSPECT, "node4", 1);
-	m.serial = 1;
-	m.arg = 3;
-	inject(1, 0, &m);
+	suspect(1, 0, "node4", 1, 1, 3);
 	ck_assert_uint_eq(queued(0, 1, DM_MSG_SUSPECT_VOTE)->arg, 1);
 	subject_msg(&m, DM_MSG_NODE_FAILED, "node3", 1);	/* a later removal */
 	m.seq = 1;
@@ -678,10 +667,7 @@ START_TEST(test_orphaned_vote_removes_live_subject)
 	C.down[3] = true;
 	h_advance(&C, C.now + 8000);			/* node3 silent past T_fail */
 	C.down[3] = false;
-	subject_msg(&m, DM_MSG_SUSPECT, "node3", 1);
-	m.serial = 1;
-	m.arg = 3;
-	inject(1, 0, &m);
+	suspect(1, 0, "node3", 1, 1, 3);
 	inject(1, 2, &m);
 	ck_assert_uint_eq(queued(0, 1, DM_MSG_SUSPECT_VOTE)->arg, 1);
 	ck_assert_uint_eq(queued(2, 1, DM_MSG_SUSPECT_VOTE)->arg, 1);
@@ -712,18 +698,13 @@ START_TEST(test_lost_vote_lets_another_removal_run)
 	 * removed) and alive to the others; node5 is down and removed by
 	 * everyone but node0.  node0's request needs node5 gone: the vote on
 	 * node4, refused by the others, must give way to the vote on node5. */
-	struct dm_msg m;
-
 	h_init(&C, 6, DM_FAILURE_MAJORITY, 0);
 	learn_incarnations();
 	C.down[4] = true;
 	C.down[5] = true;
 	h_advance(&C, C.now + 8000);			/* both silent past T_fail */
 	C.down[4] = false;
-	subject_msg(&m, DM_MSG_SUSPECT, "node4", 1);
-	m.serial = 1;
-	m.arg = 3;
-	inject(1, 0, &m);
+	suspect(1, 0, "node4", 1, 1, 3);
 	ck_assert_uint_eq(queued(0, 1, DM_MSG_SUSPECT_VOTE)->arg, 1);
 	C.down[1] = true;				/* the prober is gone */
 	/* node4 takes a lock: everyone hears it, and its lease heartbeats
