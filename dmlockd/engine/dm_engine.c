@@ -289,8 +289,12 @@ dm_engine_new(const struct dm_engine_config *cfg, struct dm_engine **ret)
 		r = -ERANGE;
 		goto fail;
 	}
+	/* The floor is an epoch this node has never seen: starting in it puts
+	 * every token of this process above every earlier one, and the lease
+	 * round at the current epoch makes a majority know it before the
+	 * first grant, so a later removal's epoch is above it too. */
 	e->floor_stored = cfg->epoch_floor;
-	e->token_hw = cfg->epoch_floor << DM_TOKEN_EPOCH_SHIFT;
+	e->epoch = cfg->epoch_floor;
 	e->request_timeout_ms = or_default(cfg->request_timeout_ms, DM_DEFAULT_REQUEST_TIMEOUT_MS);
 	e->probe_timeout_ms = or_default(cfg->probe_timeout_ms, DM_DEFAULT_PROBE_TIMEOUT_MS);
 	e->lease_ms = or_default(cfg->lease_ms, DM_DEFAULT_LEASE_MS);

@@ -71,10 +71,10 @@ struct dm_engine_config {
 	/* hierarchical: nodes per group (0 selects 4). */
 	uint32_t	 group_size;
 	/* The last DM_FX_PERSIST floor of an earlier process on this node (0:
-	 * none): every token of this process is above floor << 40, which is
-	 * above every token an earlier process granted or saw, so fencing
-	 * tokens never go backwards across a restart, even of the whole
-	 * cluster.  -ERANGE from 2^23 up. */
+	 * none): the engine starts in that roster epoch, so every token of this
+	 * process is above floor << 40, above every token an earlier process
+	 * granted or saw: fencing tokens never go backwards across a restart,
+	 * even of the whole cluster.  -ERANGE from 2^23 up. */
 	uint64_t	 epoch_floor;
 };
 
