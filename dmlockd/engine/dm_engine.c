@@ -292,9 +292,22 @@ dm_engine_new(const struct dm_engine_config *cfg, struct dm_engine **ret)
 	/* The floor is an epoch this node has never seen: starting in it puts
 	 * every token of this process above every earlier one, and the lease
 	 * round at the current epoch makes a majority know it before the
-	 * first grant, so a later removal's epoch is above it too. */
+	 * first grant, so a later removal's epoch is above it too.  A joiner
+	 * takes it only once it is a member (membership_ready): while it
+	 * joins, its epoch says which roster snapshots are too old, and the
+	 * cluster's may well be below our floor (a lone member after we
+	 * left: nothing would ever raise it).  Its ballots count at once,
+	 * though: as the new incarnation it votes on its old one's removal,
+	 * which must take an epoch above every epoch that one saw
+	 * (dmlock-sim --seed 1440 --nodes 1: the removal reused epoch 17,
+	 * in which the old incarnation had granted higher tokens). */
 	e->floor_stored = cfg->epoch_floor;
-	e->epoch = cfg->epoch_floor;
+	if (cfg->sponsor == NULL) {
+		e->epoch = cfg->epoch_floor;
+	} else {
+		e->epoch_at_ready = cfg->epoch_floor;
+		e->promised_epoch = cfg->epoch_floor;
+	}
 	e->request_timeout_ms = or_default(cfg->request_timeout_ms, DM_DEFAULT_REQUEST_TIMEOUT_MS);
 	e->probe_timeout_ms = or_default(cfg->probe_timeout_ms, DM_DEFAULT_PROBE_TIMEOUT_MS);
 	e->lease_ms = or_default(cfg->lease_ms, DM_DEFAULT_LEASE_MS);

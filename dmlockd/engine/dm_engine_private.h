@@ -259,6 +259,7 @@ struct dm_engine {
 	/* Fencing tokens. */
 	uint64_t	 token_hw;	/* highest token granted or seen */
 	uint64_t	 floor_stored;	/* the last DM_FX_PERSIST floor (or the config's) */
+	uint64_t	 epoch_at_ready;	/* a joiner's floor: its epoch once a member */
 
 	/* Leases (majority policy). */
 	dm_msec_t	 lease_until;

@@ -27,6 +27,9 @@ membership_ready(struct dm_engine *e)
 	struct dm_effect fx = { .type = DM_FX_READY };
 
 	e->membership = DM_MEMBER_ACTIVE;
+	if (e->epoch_at_ready > e->epoch)
+		e->epoch = e->epoch_at_ready;	/* (dm_engine_new) */
+	e->epoch_at_ready = 0;
 	dm_emit(e, &fx);
 }
 
