@@ -354,6 +354,10 @@ int		 dm_roster_replace(struct dm_engine *e, dm_slot_t slot, const char *name,
 void		 dm_roster_erase_quiet(struct dm_engine *e, dm_slot_t slot);
 int		 dm_roster_add_member(struct dm_engine *e, const char *name, const char *address,
 		    uint64_t incarnation, bool announce);
+/* Add a member under a name that had another incarnation removed: every
+ * request we have out is withdrawn and asked again (see dm_roster.c). */
+int		 dm_roster_add_returning(struct dm_engine *e, const char *name,
+		    const char *address, uint64_t incarnation);
 
 /* dm_membership.c: join (RA §7.2), leave (§7.3), failure (§7.4). */
 void		 dm_membership_join_start(struct dm_engine *e);

@@ -608,6 +608,16 @@ incarnation_removed(const struct dm_engine *e, const char *name, uint64_t incarn
 	return false;
 }
 
+/* Did we remove some incarnation of this name (the last DM_REMOVED_MEMORY)? */
+static bool
+name_removed(const struct dm_engine *e, const char *name)
+{
+	for (size_t i = 0; i < DM_REMOVED_MEMORY; i++)
+		if (e->removed[i].incarnation != 0 && strcmp(e->removed[i].name, name) == 0)
+			return true;
+	return false;
+}
+
 /*
  * slot is being erased by a majority removal: that incarnation is dead for
  * good.  A NODE_ADD of it at the same epoch (a sponsor acting on a stale
@@ -1610,6 +1620,8 @@ on_node_add(struct dm_engine *e, dm_slot_t from, const char *peer, const struct 
 			 * (after the restart wait); we may not have heard yet.  The
 			 * live one may hold what we ask for (dm_roster_replace). */
 			r = dm_roster_replace(e, old, m->node, m->address, m->incarnation);
+		} else if (old == DM_SLOT_NONE && name_removed(e, m->node)) {
+			r = dm_roster_add_returning(e, m->node, m->address, m->incarnation);
 		} else
 			r = dm_roster_add_member(e, m->node, m->address, m->incarnation, true);
 		if (r < 0 && r != -EEXIST)

@@ -171,6 +171,27 @@ dm_roster_replace(struct dm_engine *e, dm_slot_t slot, const char *name, const c
 	return r;
 }
 
+/* A member added under a name one of whose incarnations we removed: as for
+ * a replacement, a request of ours sent to that name may have reached the
+ * live incarnation, which may be deferring it, while the removal took the
+ * removed one's reply as given.  Dmlock-sim --seeds 416189..416189 --nodes
+ * 1-16 --rotate-faults (N = 14, crashes): n7 listed n4's dead incarnation
+ * 2, removed it and took its reply for lock/b as given; n4's incarnation 3
+ * had received that REQUEST and deferred it behind its own; its NODE_ADD
+ * reached n7 next, and n7 entered while n4 held the lock.  So: withdraw
+ * every request, add, ask again. */
+int
+dm_roster_add_returning(struct dm_engine *e, const char *name, const char *address,
+    uint64_t incarnation)
+{
+	int r;
+
+	dm_table_lock_foreach(e, withdraw_requesting, NULL);
+	r = dm_roster_add_member(e, name, address, incarnation, true);
+	dm_table_lock_foreach(e, request_again, NULL);
+	return r;
+}
+
 /* Undo a transient entry that no lock state refers to: no effects. */
 void
 dm_roster_erase_quiet(struct dm_engine *e, dm_slot_t slot)

@@ -731,6 +731,38 @@ START_TEST(test_lost_vote_lets_another_removal_run)
 }
 END_TEST
 
+START_TEST(test_member_added_again_is_asked_again)
+{
+	/* 416189/14 (crashes): n7 listed n4's dead incarnation 2, removed it
+	 * and took its reply for lock/b as given; n4's live incarnation 3 had
+	 * received that REQUEST and deferred it behind its own; the NODE_ADD
+	 * of incarnation 3 reached n7 next, and n7 entered while n4 held
+	 * lock/b.  A member added under a name we removed an incarnation of
+	 * may be deferring a request of ours: every request out is asked
+	 * again, of it too. */
+	struct dm_msg m;
+
+	h_init(&C, 4, DM_FAILURE_MAJORITY, 0);
+	learn_incarnations();
+	C.down[3] = true;
+	node_failed(2, 0, "node3", 1, 5, 0);		/* node3's incarnation 1 removed */
+	ck_assert_uint_eq(h_roster(&C, 0), 3);
+	h_acquire(&C, 0, 1, "x", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	ck_assert_ptr_nonnull(queued(0, 1, DM_RA_REQUEST));
+	ck_assert_ptr_null(queued(0, 3, DM_RA_REQUEST));
+	C.down[3] = false;
+	subject_msg(&m, DM_MSG_NODE_ADD, "node3", 2);	/* its next incarnation */
+	m.serial = 7;
+	m.seq = 1;					/* the sponsor's incarnation */
+	m.epoch = 5;
+	inject(2, 0, &m);
+	ck_assert_uint_eq(h_roster(&C, 0), 4);
+	ck_assert_msg(queued(0, 3, DM_RA_REQUEST) != NULL,
+	    "the request was not asked of the member added again");
+	ck_assert(!granted(1));
+}
+END_TEST
+
 START_TEST(test_rejoin_at_join_epoch_for_this_incarnation)
 {
 	/* 112187/12 (partition): n1 finished n8's join at epoch 34 and then
@@ -1393,6 +1425,7 @@ membership_suite(void)
 	tcase_add_test(tc, test_late_announcement_of_joined_vote_stands);
 	tcase_add_test(tc, test_orphaned_vote_removes_live_subject);
 	tcase_add_test(tc, test_lost_vote_lets_another_removal_run);
+	tcase_add_test(tc, test_member_added_again_is_asked_again);
 	tcase_add_test(tc, test_rejoin_at_join_epoch_for_this_incarnation);
 	tcase_add_test(tc, test_removed_incarnation_not_re_added);
 	tcase_add_test(tc, test_runtime_join_through_a_sponsor);
