@@ -668,7 +668,7 @@ START_TEST(test_orphaned_vote_removes_live_subject)
 	h_advance(&C, C.now + 8000);			/* node3 silent past T_fail */
 	C.down[3] = false;
 	suspect(1, 0, "node3", 1, 1, 3);
-	inject(1, 2, &m);
+	suspect(1, 2, "node3", 1, 1, 3);
 	ck_assert_uint_eq(queued(0, 1, DM_MSG_SUSPECT_VOTE)->arg, 1);
 	ck_assert_uint_eq(queued(2, 1, DM_MSG_SUSPECT_VOTE)->arg, 1);
 	C.down[1] = true;				/* the prober is gone */
