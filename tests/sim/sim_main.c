@@ -46,6 +46,8 @@ usage(FILE *out)
 	    "                       (negative control)\n"
 	    "  --metrics            RA section 5 figures: fault-free light and heavy load\n"
 	    "  --trace              print every event of the run\n"
+	    "  --fingerprints       print each seed's event count and trace hash (two\n"
+	    "                       builds run a seed identically iff these match)\n"
 	    "  --fault-ms MS, --calm-ms MS, --delay-us US (D, default 1000)\n"
 	    "  --constant-delay     every message takes exactly D\n"
 	    "  --max-reports K      full reports for the first K failing seeds (default 3)\n"
@@ -201,7 +203,7 @@ main(int argc, char **argv)
 		O_SEED = 256, O_SEEDS, O_NODES, O_ALGO, O_POLICY, O_FAULTS, O_NOFAULTS,
 		O_MASK, O_PANY, O_WORKLOAD, O_NOSHARED, O_BREAK, O_METRICS, O_TRACE,
 		O_FAULTMS, O_CALMMS, O_DELAY, O_MAXREP, O_QUIET, O_HELP, O_CONST, O_ROTATE,
-		O_ELECTION, O_GROUPSIZE,
+		O_ELECTION, O_GROUPSIZE, O_FINGERPRINTS,
 	};
 	static const struct option opts[] = {
 		{ "seed", required_argument, NULL, O_SEED },
@@ -220,6 +222,7 @@ main(int argc, char **argv)
 		{ "break", required_argument, NULL, O_BREAK },
 		{ "metrics", no_argument, NULL, O_METRICS },
 		{ "trace", no_argument, NULL, O_TRACE },
+		{ "fingerprints", no_argument, NULL, O_FINGERPRINTS },
 		{ "fault-ms", required_argument, NULL, O_FAULTMS },
 		{ "calm-ms", required_argument, NULL, O_CALMMS },
 		{ "delay-us", required_argument, NULL, O_DELAY },
@@ -233,7 +236,7 @@ main(int argc, char **argv)
 	struct sim_config cfg = { .shared = true, .faults = SIM_F_ALL };
 	uint64_t slo = 1, shi = 100, nlo = 3, nhi = 3, v;
 	uint64_t max_reports = 3, reported = 0, failed = 0;
-	bool metrics = false, quiet = false, rotate = false;
+	bool metrics = false, quiet = false, rotate = false, fingerprints = false;
 	enum sim_workload workload;
 	uint32_t mask;
 	struct size_stats *stats;
@@ -318,6 +321,9 @@ main(int argc, char **argv)
 		case O_TRACE:
 			cfg.trace = stdout;
 			break;
+		case O_FINGERPRINTS:
+			fingerprints = true;
+			break;
 		case O_FAULTMS:
 		case O_CALMMS:
 		case O_DELAY:
@@ -382,7 +388,7 @@ main(int argc, char **argv)
 				    s, cfg.nodes, sim_violation_name(res.violation), res.what);
 		}
 		account(&stats[cfg.nodes], &res, r);
-		if (cfg.trace)
+		if (cfg.trace || fingerprints)
 			printf("seed %" PRIu64 ": %s, %" PRIu64 " events, trace hash %016" PRIx64 "\n",
 			    s, r ? "VIOLATION" : "ok", res.events, res.trace_hash);
 		if (!quiet && (s - slo + 1) % 10000 == 0)
