@@ -136,6 +136,17 @@ sim_heap_remove(struct sim_heap *h, size_t i)
 }
 
 void
+sim_heap_replace(struct sim_heap *h, size_t i, const struct sim_event *ev)
+{
+	if (h->ev[i].track && h->ev[i].track != ev->track)
+		*h->ev[i].track = SIZE_MAX;
+	place(h, i, ev);
+	h->ev[i].order = h->next_order++;
+	if (sift_up(h, i) == i)
+		sift_down(h, i);
+}
+
+void
 sim_heap_visit(struct sim_heap *h, void (*fn)(void *ctx, struct sim_event *ev), void *ctx)
 {
 	for (size_t i = 0; i < h->n; i++)

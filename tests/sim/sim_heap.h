@@ -39,6 +39,11 @@ int sim_heap_pop(struct sim_heap *h, struct sim_event *ret);
 const struct sim_event *sim_heap_peek(const struct sim_heap *h);
 /* Drop the tracked event at heap index i (from its track field). */
 void sim_heap_remove(struct sim_heap *h, size_t i);
+/* Replace the event at heap index i by ev, which takes a fresh insertion
+ * number: the same as sim_heap_remove() then sim_heap_push(), and since
+ * (at, order) keys are unique the pops come out in the same order, with
+ * one sift instead of two.  i must be the index of a queued event. */
+void sim_heap_replace(struct sim_heap *h, size_t i, const struct sim_event *ev);
 /* Call fn on every queued event (in heap order, not time order). */
 void sim_heap_visit(struct sim_heap *h, void (*fn)(void *ctx, struct sim_event *ev), void *ctx);
 

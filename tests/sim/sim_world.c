@@ -675,14 +675,17 @@ timer_rearm(struct sim_world *w, int n)
 
 	if (!nd->eng)
 		return;
-	timer_drop(w, nd);
 	d = dm_engine_next_deadline(nd->eng);
-	if (d == 0)
+	if (d == 0) {
+		timer_drop(w, nd);
 		return;
+	}
 	ev.at = real_when(w, nd, d);
-	ev.a = nd->timer_gen;
+	ev.a = ++nd->timer_gen;
 	ev.b = nd->incarnation;
-	if (sim_heap_push(&w->heap, &ev) < 0)
+	if (nd->timer_pos != SIZE_MAX)
+		sim_heap_replace(&w->heap, nd->timer_pos, &ev);	/* = drop + push */
+	else if (sim_heap_push(&w->heap, &ev) < 0)
 		w->fatal = -ENOMEM;
 }
 
