@@ -140,35 +140,46 @@ request_again(struct dm_engine *e, struct dm_lock *l, void *arg)
 		dm_local_reconcile(e, l);
 }
 
+/* Withdraw every request we have out, erase slot old (unless
+ * DM_SLOT_NONE) and add the member, then ask again of the new roster.  A
+ * lock we hold stays held (the new incarnation needs our permission, which
+ * we defer as usual); the roster lock is the sponsor's business (it holds
+ * or gives it up itself). */
+static int
+add_asking_again(struct dm_engine *e, dm_slot_t old, const char *name, const char *address,
+    uint64_t incarnation)
+{
+	uint64_t replaced = 0;
+	dm_slot_t added;
+	int r;
+
+	dm_table_lock_foreach(e, withdraw_requesting, NULL);
+	if (old != DM_SLOT_NONE) {
+		replaced = e->nodes[old].incarnation;
+		dm_roster_erase(e, old);
+	}
+	r = dm_roster_add_member(e, name, address, incarnation, true);
+	if (old != DM_SLOT_NONE && r == 0 &&
+	    (added = dm_roster_find(e, name, strlen(name))) != DM_SLOT_NONE)
+		e->nodes[added].replaced_incarnation = replaced;
+	dm_table_lock_foreach(e, request_again, NULL);
+	return r;
+}
+
 /* Replace slot's entry with another incarnation of the same name.  Unlike
  * a removal, the name stays a member, and a request of ours sent to it
  * went to whichever incarnation answered that name: the live one may be
  * deferring it.  Taking its reply as given when the old entry goes (what
  * a removal does) let us enter beside it (seed 9629/14, crashes: a late
  * NODE_ADD replaced the entry of a node that held the lock).  So every
- * request we have out is withdrawn first and asked again of the new
- * roster; a lock we hold stays held (the new incarnation needs our
- * permission, which we defer as usual).  The roster lock is the
- * sponsor's business (it holds or gives it up itself). */
+ * request we have out is withdrawn first and asked again. */
 int
 dm_roster_replace(struct dm_engine *e, dm_slot_t slot, const char *name, const char *address,
     uint64_t incarnation)
 {
-	uint64_t replaced;
-	dm_slot_t added;
-	int r;
-
 	if (slot >= DM_NODES_MAX || !e->nodes[slot].used || slot == e->self)
 		return -EINVAL;
-	replaced = e->nodes[slot].incarnation;
-	dm_table_lock_foreach(e, withdraw_requesting, NULL);
-	dm_roster_erase(e, slot);
-	r = dm_roster_add_member(e, name, address, incarnation, true);
-	added = dm_roster_find(e, name, strlen(name));
-	if (r == 0 && added != DM_SLOT_NONE)
-		e->nodes[added].replaced_incarnation = replaced;
-	dm_table_lock_foreach(e, request_again, NULL);
-	return r;
+	return add_asking_again(e, slot, name, address, incarnation);
 }
 
 /* A member added under a name one of whose incarnations we removed: as for
@@ -184,12 +195,7 @@ int
 dm_roster_add_returning(struct dm_engine *e, const char *name, const char *address,
     uint64_t incarnation)
 {
-	int r;
-
-	dm_table_lock_foreach(e, withdraw_requesting, NULL);
-	r = dm_roster_add_member(e, name, address, incarnation, true);
-	dm_table_lock_foreach(e, request_again, NULL);
-	return r;
+	return add_asking_again(e, DM_SLOT_NONE, name, address, incarnation);
 }
 
 /* Undo a transient entry that no lock state refers to: no effects. */
