@@ -31,7 +31,8 @@ usage(FILE *out)
 	    "  --nodes N | A-B      cluster size; with a range, seed s uses A + s mod (B-A+1)\n"
 	    "  --algorithm NAME     default ricart-agrawala\n"
 	    "  --policy majority|paper\n"
-	    "  --election bully|invitation   coordinator election (default bully)\n"
+	    "  --election bully|invitation|both   coordinator election (default bully);\n"
+	    "                       both: a hash of the seed picks one, half the seeds each\n"
 	    "  --group-size N       hierarchical group size (default 0: the engine's)\n"
 	    "  --faults / --no-faults   inject faults (default) or not\n"
 	    "  --fault-mask HEX     subset of faults: 1 crash, 2 pause, 4 partition, 8 link,\n"
@@ -196,6 +197,20 @@ rotated_faults(uint32_t mask, uint64_t s)
 	return n == 0 ? 0 : kinds[(s / 10 + s) % n];
 }
 
+/* --election both: the election of seed s, from a hash of s (the seed's
+ * parity would tie it to the cluster size and the fault kind, which are
+ * taken modulo small numbers). */
+static const char *
+seed_election(uint64_t s)
+{
+	uint64_t z = s + UINT64_C(0x9e3779b97f4a7c15);
+
+	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+	z ^= z >> 31;
+	return (z & 1) ? "invitation" : "bully";
+}
+
 int
 main(int argc, char **argv)
 {
@@ -237,6 +252,7 @@ main(int argc, char **argv)
 	uint64_t slo = 1, shi = 100, nlo = 3, nhi = 3, v;
 	uint64_t max_reports = 3, reported = 0, failed = 0;
 	bool metrics = false, quiet = false, rotate = false, fingerprints = false;
+	bool both_elections = false;
 	enum sim_workload workload;
 	uint32_t mask;
 	struct size_stats *stats;
@@ -275,7 +291,9 @@ main(int argc, char **argv)
 				goto bad;
 			break;
 		case O_ELECTION:
-			if (strcmp(optarg, "bully") != 0 && strcmp(optarg, "invitation") != 0)
+			if (strcmp(optarg, "both") == 0)
+				both_elections = true;
+			else if (strcmp(optarg, "bully") != 0 && strcmp(optarg, "invitation") != 0)
 				goto bad;
 			cfg.election = optarg;
 			break;
@@ -373,6 +391,8 @@ main(int argc, char **argv)
 			cfg.workload = cfg.faults == 0 ? SIM_W_FOREVER : workload;
 		}
 		cfg.nodes = (unsigned)(nlo + s % (nhi - nlo + 1));
+		if (both_elections)
+			cfg.election = seed_election(s);
 		cfg.report = reported < max_reports ? stderr : NULL;
 		r = sim_run(&cfg, &res);
 		if (r < 0) {
@@ -384,8 +404,10 @@ main(int argc, char **argv)
 		if (r > 0) {
 			failed++;
 			if (reported++ >= max_reports)
-				fprintf(stderr, "DMSIM_SEED=%" PRIu64 " nodes=%u VIOLATION %s: %s\n",
-				    s, cfg.nodes, sim_violation_name(res.violation), res.what);
+				fprintf(stderr, "DMSIM_SEED=%" PRIu64 " nodes=%u%s%s VIOLATION %s: %s\n",
+				    s, cfg.nodes, both_elections ? " election=" : "",
+				    both_elections ? cfg.election : "",
+				    sim_violation_name(res.violation), res.what);
 		}
 		account(&stats[cfg.nodes], &res, r);
 		if (cfg.trace || fingerprints)
@@ -398,7 +420,8 @@ main(int argc, char **argv)
 	printf("dmlock-sim: seeds %" PRIu64 "..%" PRIu64 " nodes %" PRIu64 "-%" PRIu64
 	    " algorithm %s%s%s policy %s faults %#x%s: %" PRIu64 " runs, %" PRIu64 " violations\n",
 	    slo, shi, nlo, nhi, cfg.algorithm ? cfg.algorithm : "ricart-agrawala",
-	    cfg.election ? " election " : "", cfg.election ? cfg.election : "",
+	    cfg.election ? " election " : "",
+	    both_elections ? "both" : cfg.election ? cfg.election : "",
 	    cfg.policy == DM_FAILURE_PAPER ? "paper" : "majority", mask,
 	    rotate ? " (one kind per seed)" : "",
 	    shi - slo + 1, failed);
