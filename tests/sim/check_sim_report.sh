@@ -12,14 +12,11 @@ trap 'rm -f "$out"' EXIT
 
 fail() { echo "FAIL: $*"; cat "$out"; exit 1; }
 
-# 1. The report itself: all eight algorithms, both sizes, all loads, the
-# RCV paper setting at N = 13, both elections.  Left out until fixed (the
-# full report, tools/sim-report, shows them; dmlockd/engine/NOTES-report.md):
-# the paper setting at N = 30 (rcv sends more than maekawa there) and the
-# hierarchical algorithm's elections (a coordinator that crashes and stays
-# down is never removed: no election, requests wait forever); the election
-# rows here use raymond, whose token regeneration runs the same elections.
-"$bin" --nodes 5,13 --calm-ms 100 --paper-nodes 13 --election-algorithms raymond >"$out" 2>&1
+# 1. The report itself: all eight algorithms, both sizes, all loads, and a
+# crashed coordinator that stays down, with both elections, under the
+# hierarchical algorithm and under raymond (token regeneration).
+"$bin" --nodes 5,13 --calm-ms 100 --no-paper-setting \
+    --election-algorithms hierarchical,raymond >"$out" 2>&1
 rc=$?
 cat "$out"
 [ "$rc" -eq 0 ] || fail "the report found an unexplained difference or a violation (exit $rc)"
@@ -30,8 +27,25 @@ for a in ricart-agrawala lamport maekawa rcv hierarchical suzuki-kasami raymond 
 done
 grep -Eq '^5 +light +ricart-agrawala +8\.000 ' "$out" ||
 	fail "RA at N=5 light does not show 2(N-1) = 8 messages per entry"
-grep -Eq '^raymond +bully +13 +n1 .* PASS$' "$out" || fail "bully did not make n1 the new coordinator"
-grep -Eq '^raymond +invitation +13 +n[0-9]+ .* PASS$' "$out" || fail "invitation elected nobody"
+for a in hierarchical raymond; do
+	grep -Eq "^$a +bully +13 +n1 .* PASS\$" "$out" ||
+		fail "$a: bully did not make n1 the new coordinator"
+	grep -Eq "^$a +invitation +13 +n[0-9]+ .* PASS\$" "$out" ||
+		fail "$a: invitation elected nobody"
+done
+
+# RCV against Maekawa in Cao et al.'s setting at N = 30 (section 6.2): rcv
+# must send fewer messages at every load from 1 up.  The default 400 ms
+# window: at load 1 the margin is thin (19.05 against 19.51), and a 100 ms
+# window puts maekawa's 19.04 below it (NOTES-report.md).
+"$bin" --nodes 5 --algorithms rcv --loads light --paper-nodes 30 --no-elections >"$out" 2>&1
+rc=$?
+cat "$out"
+[ "$rc" -eq 0 ] || fail "paper setting: an unexplained difference or a violation (exit $rc)"
+for load in 1.00 3.00 30.00 inf; do
+	grep -Eq "^[0-9]+ +$load .* rcv < maekawa +PASS\$" "$out" ||
+		fail "paper setting, N = 30, load $load: rcv does not send fewer messages than maekawa"
+done
 
 # 2. Negative control: a wrong claim (every bound x 0.9) must be reported.
 "$bin" --nodes 5 --calm-ms 100 --algorithms ricart-agrawala,lamport --loads light \
