@@ -96,6 +96,7 @@ struct dm_lock {
 /* Roster entry (the paper's NAMES table). */
 struct dm_node {
 	bool		 used;
+	uint32_t	 name_hash;	/* dm_hash_bytes(name): dm_roster_find looks at it first */
 	bool		 link_up;
 	bool		 departing;	/* LEAVE received / removal in progress */
 	bool		 condemned;	/* restarted: old incarnation gets no more lease acks */

@@ -32,6 +32,7 @@ roster_add(struct dm_engine *e, const char *name, const char *address, uint64_t 
 	if ((size_t)free_slot >= e->slot_limit)
 		e->slot_limit = (size_t)free_slot + 1;
 	n->name_len = (uint8_t)nlen;
+	n->name_hash = dm_hash_bytes(name, nlen);
 	memcpy(n->name, name, nlen + 1);
 	if (alen > 0)
 		memcpy(n->address, address, alen + 1);
@@ -274,10 +275,15 @@ dm_roster_ready(const struct dm_engine *e)
 dm_slot_t
 dm_roster_find(const struct dm_engine *e, const char *name, size_t len)
 {
+	uint32_t h;
+
 	if (len == 0 || len > DM_NODE_NAME_MAX)
 		return DM_SLOT_NONE;
+	/* Once per message received: the hash spares a byte comparison with
+	 * every member whose name has the same length. */
+	h = dm_hash_bytes(name, len);
 	for (size_t i = 0; i < e->slot_limit; i++)
-		if (e->nodes[i].used && e->nodes[i].name_len == len &&
+		if (e->nodes[i].used && e->nodes[i].name_hash == h && e->nodes[i].name_len == len &&
 		    memcmp(e->nodes[i].name, name, len) == 0)
 			return (dm_slot_t)i;
 	return DM_SLOT_NONE;
