@@ -743,6 +743,17 @@ on_suspect_vote(struct dm_engine *e, dm_slot_t from, const struct dm_msg *m)
 			e->vote_subject = DM_SLOT_NONE;
 			dm_timer_stop(e, &e->vote_timer);
 			dm_membership_vote_start(e, subject);
+			/* Not asked again (the subject is no longer silent here, or
+			 * another prober's vote on it runs): this vote is over, so
+			 * release the voters that agreed to it, as any other end
+			 * of a vote does.  Seed 703833/10 (partition), the million
+			 * seeds: n0's link to n4 came up (no longer silent), a
+			 * higher ballot came back, and the vote ended unannounced;
+			 * the five members that had agreed never acknowledged n4's
+			 * lease again, and n4, READY and first in lock/c's queue,
+			 * deferred everyone for good. */
+			if (e->vote_subject == DM_SLOT_NONE)
+				vote_abandon(e);
 			return 0;
 		}
 		dm_bit_set(e->voted, from, true);

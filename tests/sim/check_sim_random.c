@@ -138,6 +138,7 @@ static const struct regression {
 	{ 681916, 13, SIM_F_PAUSE },	/* bound counted from a withdrawn shared request */
 	{ 332229, 6, SIM_F_PARTITION },	/* a dead incarnation's late JOIN condemned the live one */
 	{ 416189, 14, SIM_F_CRASH },	/* re-added name: a request deferred by its live incarnation */
+	{ 703833, 10, SIM_F_PARTITION },	/* a vote not asked again left its voters bound */
 };
 #define N_REGRESSIONS (sizeof(regressions) / sizeof(regressions[0]))
 

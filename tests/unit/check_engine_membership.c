@@ -731,6 +731,70 @@ START_TEST(test_lost_vote_lets_another_removal_run)
 }
 END_TEST
 
+START_TEST(test_vote_not_asked_again_releases_voters)
+{
+	/* Seed 703833/10 (partition), the million seeds: n0's vote on n4 had
+	 * five agreements when a voter refused with a higher ballot; n0 would
+	 * ask again above it, but its link to n4 had come up meanwhile (no
+	 * longer silent), so it did not, and the vote ended without a word.
+	 * The members that had agreed never acknowledged n4's lease again.
+	 * Here node0 votes on the silent node3; node1 agrees, node2's answer
+	 * is held back; node3's link comes up at node0; node2 refuses above
+	 * the ballot.  node0 must release node1, which then acks node3. */
+	const struct dm_msg *held;
+	struct dm_msg m;
+	uint64_t serial, ballot;
+	size_t acks;
+
+	h_init(&C, 4, DM_FAILURE_MAJORITY, 0);
+	learn_incarnations();
+	C.down[3] = true;
+	h_advance(&C, C.now + 8000);			/* node3 silent past T_fail */
+	h_acquire(&C, 0, 1, "x", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&C);					/* node1 and node2 reply */
+	C.cut[2] = true;				/* node2's traffic held back */
+	h_advance(&C, C.now + 8000);			/* node0 probes node3, then votes */
+	held = queued(0, 2, DM_MSG_SUSPECT);
+	ck_assert_ptr_nonnull(held);
+	ck_assert_str_eq(held->node, "node3");
+	serial = held->serial;
+	ballot = held->arg;
+	ck_assert_uint_eq(h_roster(&C, 0), 4);		/* node0 + node1: no majority yet */
+
+	memset(&m, 0, sizeof(m));			/* node1 stands by the vote */
+	m.kind = DM_MSG_HEARTBEAT;
+	m.serial = 5;
+	m.incarnation = 1;
+	acks = C.sent_kind[DM_MSG_HEARTBEAT_ACK];
+	inject(3, 1, &m);
+	ck_assert_uint_eq(C.sent_kind[DM_MSG_HEARTBEAT_ACK], acks);
+
+	struct dm_event up = { .type = DM_EV_LINK_UP, .u.link.peer = C.names[3] };
+	ck_assert_int_eq(h_step(&C, 0, &up), 0);	/* node3 no longer silent at node0 */
+	memset(&m, 0, sizeof(m));			/* node2 refuses above the ballot */
+	m.kind = DM_MSG_SUSPECT_VOTE;
+	m.serial = serial;
+	m.arg = 0;
+	m.seq = ballot;
+	m.incarnation = 1;
+	inject(2, 0, &m);
+	held = queued(0, 1, DM_MSG_SUSPECT_ABORT);
+	ck_assert_ptr_nonnull(held);
+	ck_assert_uint_eq(held->serial, serial);
+	ck_assert_ptr_null(queued(0, 1, DM_MSG_NODE_FAILED));
+	C.cut[2] = false;
+	h_pump(&C);
+	memset(&m, 0, sizeof(m));
+	m.kind = DM_MSG_HEARTBEAT;
+	m.serial = 6;
+	m.incarnation = 1;
+	acks = C.sent_kind[DM_MSG_HEARTBEAT_ACK];
+	inject(3, 1, &m);
+	ck_assert_uint_eq(C.sent_kind[DM_MSG_HEARTBEAT_ACK], acks + 1);
+	ck_assert_uint_eq(h_roster(&C, 1), 4);		/* node3 was never removed */
+}
+END_TEST
+
 START_TEST(test_member_added_again_is_asked_again)
 {
 	/* 416189/14 (crashes): n7 listed n4's dead incarnation 2, removed it
@@ -1425,6 +1489,7 @@ membership_suite(void)
 	tcase_add_test(tc, test_late_announcement_of_joined_vote_stands);
 	tcase_add_test(tc, test_orphaned_vote_removes_live_subject);
 	tcase_add_test(tc, test_lost_vote_lets_another_removal_run);
+	tcase_add_test(tc, test_vote_not_asked_again_releases_voters);
 	tcase_add_test(tc, test_member_added_again_is_asked_again);
 	tcase_add_test(tc, test_rejoin_at_join_epoch_for_this_incarnation);
 	tcase_add_test(tc, test_removed_incarnation_not_re_added);
