@@ -64,6 +64,22 @@ node_failed(int from, int to, const char *subject, uint64_t inc, uint64_t epoch,
 	h_inject(&C, from, to, &m);
 }
 
+/* Deliver a lease HEARTBEAT (serial, incarnation 1) from node from to node
+ * to; whether to acknowledged it. */
+static bool
+heartbeat_acked(int from, int to, uint64_t serial)
+{
+	struct dm_msg m;
+	size_t acks = C.sent_kind[DM_MSG_HEARTBEAT_ACK];
+
+	memset(&m, 0, sizeof(m));
+	m.kind = DM_MSG_HEARTBEAT;
+	m.serial = serial;
+	m.incarnation = 1;
+	h_inject(&C, from, to, &m);
+	return C.sent_kind[DM_MSG_HEARTBEAT_ACK] > acks;
+}
+
 /* One lock round on every node, so that all learn each other's incarnation. */
 static void
 learn_incarnations(void)
@@ -744,7 +760,6 @@ START_TEST(test_vote_not_asked_again_releases_voters)
 	const struct dm_msg *held;
 	struct dm_msg m;
 	uint64_t serial, ballot;
-	size_t acks;
 
 	h_init(&C, 4, DM_FAILURE_MAJORITY, 0);
 	learn_incarnations();
@@ -761,13 +776,7 @@ START_TEST(test_vote_not_asked_again_releases_voters)
 	ballot = held->arg;
 	ck_assert_uint_eq(h_roster(&C, 0), 4);		/* node0 + node1: no majority yet */
 
-	memset(&m, 0, sizeof(m));			/* node1 stands by the vote */
-	m.kind = DM_MSG_HEARTBEAT;
-	m.serial = 5;
-	m.incarnation = 1;
-	acks = C.sent_kind[DM_MSG_HEARTBEAT_ACK];
-	inject(3, 1, &m);
-	ck_assert_uint_eq(C.sent_kind[DM_MSG_HEARTBEAT_ACK], acks);
+	ck_assert(!heartbeat_acked(3, 1, 5));		/* node1 stands by the vote */
 
 	struct dm_event up = { .type = DM_EV_LINK_UP, .u.link.peer = C.names[3] };
 	ck_assert_int_eq(h_step(&C, 0, &up), 0);	/* node3 no longer silent at node0 */
@@ -784,13 +793,7 @@ START_TEST(test_vote_not_asked_again_releases_voters)
 	ck_assert_ptr_null(queued(0, 1, DM_MSG_NODE_FAILED));
 	C.cut[2] = false;
 	h_pump(&C);
-	memset(&m, 0, sizeof(m));
-	m.kind = DM_MSG_HEARTBEAT;
-	m.serial = 6;
-	m.incarnation = 1;
-	acks = C.sent_kind[DM_MSG_HEARTBEAT_ACK];
-	inject(3, 1, &m);
-	ck_assert_uint_eq(C.sent_kind[DM_MSG_HEARTBEAT_ACK], acks + 1);
+	ck_assert(heartbeat_acked(3, 1, 6));
 	ck_assert_uint_eq(h_roster(&C, 1), 4);		/* node3 was never removed */
 }
 END_TEST
