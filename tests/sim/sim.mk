@@ -59,4 +59,8 @@ tests_sim_check_sim_metrics_CFLAGS = $(SIM_TEST_CFLAGS)
 tests_sim_check_sim_metrics_LDADD = $(SIM_TEST_LDADD)
 
 dist_noinst_SCRIPTS += tools/sim
+
+# tools/sim itself: totals, failure, --resume and its refusals.
+TESTS += tests/sim/check_tools_sim.sh
+EXTRA_DIST += tests/sim/check_tools_sim.sh
 EXTRA_DIST += tests/sim/README-sim.md
