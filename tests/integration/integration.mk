@@ -16,6 +16,7 @@ integration_tests = \
 	tests/integration/18-access.sh \
 	tests/integration/19-locks.sh \
 	tests/integration/20-roster.sh \
-	tests/integration/21-token-restart.sh
+	tests/integration/21-token-restart.sh \
+	tests/integration/22-pipelined-answers.sh
 TESTS += $(integration_tests)
 EXTRA_DIST += tests/integration/lib.sh $(integration_tests)
