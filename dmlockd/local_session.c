@@ -605,6 +605,8 @@ session_on_read(struct bufferevent *bev, void *arg)
 		if (evbuffer_get_length(out) >= SESSION_OUTPUT_PAUSE) {
 			/* Backpressure: resume from the write callback. */
 			s->paused = true;
+			log_debug("local client pid %ld: %zu bytes of answers unread, "
+			    "pausing its requests", (long)s->cred.pid, evbuffer_get_length(out));
 			bufferevent_disable(bev, EV_READ);
 			return;
 		}
@@ -631,6 +633,8 @@ session_on_write(struct bufferevent *bev, void *arg)
 	struct local_session *s = arg;
 	if (s->paused && !s->closing) {
 		s->paused = false;
+		log_debug("local client pid %ld: answers drained, reading its requests again",
+		    (long)s->cred.pid);
 		bufferevent_enable(bev, EV_READ);
 		session_on_read(bev, s);
 	}

@@ -3,11 +3,13 @@
 # reads its answers slowly gets every answer exactly once and in order.
 # The daemon sends an answer at once when nothing is queued before it and
 # queues it otherwise; it stops reading a client whose unread answers pile
-# up and reads on once they drain.  A slow reader exercises all of it: the
-# answers' ids must come back in request order, tokens strictly increasing.
+# up (64 KiB queued) and reads on once they drain.  A slow reader exercises
+# all of it (the daemon's debug log must show the pause and the resume):
+# the answers' ids must come back in request order, tokens strictly
+# increasing.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 
-start_daemon
+start_daemon --log-level debug
 
 timeout -k 5 "$WAIT_LIMIT" python3 - "$DMLOCK_SOCKET" >"$TEST_DIR/client.out" 2>&1 <<'EOF'
 import select, socket, sys, time
@@ -23,13 +25,13 @@ expect = []
 for i in range(ROUNDS):
     out += b"ACQUIRE a%d p ex try\n" % i
     expect.append(("GRANTED", "a%d" % i))
-    if i % 25 == 0:
-        out += b"STATUS\n"
-        expect.append(("END", None))
+    out += b"STATUS\n"
+    expect.append(("END", None))
     out += b"RELEASE a%d\n" % i
     expect.append(("RELEASED", "a%d" % i))
 
 inbuf = b""
+received = 0
 got = []
 last_token = 0
 deadline = time.monotonic() + 15
@@ -49,6 +51,7 @@ while len(got) < len(expect):
         if not data:
             sys.exit("daemon closed the connection after %d answers" % len(got))
         inbuf += data
+        received += len(data)
         *lines, inbuf = inbuf.split(b"\n")
         for line in lines:
             f = line.decode().split(" ")
@@ -69,12 +72,17 @@ for k, (g, e) in enumerate(zip(got, expect)):
         sys.exit("answer %d is %s %s, expected %s %s (out of order)" % (k, g[0], g[1], e[0], e[1]))
 if len(got) != len(expect):
     sys.exit("%d answers, expected %d" % (len(got), len(expect)))
-print("answers in order:", len(got))
+print("answers in order:", len(got), "bytes:", received)
 EOF
 rc=$?
 [ "$rc" -eq 0 ] || fail "pipelined client: $(cat "$TEST_DIR/client.out")"
-grep -q "answers in order: 6120" "$TEST_DIR/client.out" || fail "unexpected client output: $(cat "$TEST_DIR/client.out")"
-pass "3,000 pipelined acquire/release rounds and 120 status blocks answered once each, in order"
+read -r _ _ _ answers _ bytes <"$TEST_DIR/client.out"
+[ "$answers" = 9000 ] || fail "unexpected client output: $(cat "$TEST_DIR/client.out")"
+grep -q 'bytes of answers unread, pausing its requests' "$TEST_DIR/dmlockd.log" ||
+	fail "the daemon never paused the slow reader ($bytes bytes of answers): the test did not test backpressure"
+grep -q 'answers drained, reading its requests again' "$TEST_DIR/dmlockd.log" ||
+	fail "the daemon never resumed reading the slow reader"
+pass "3,000 pipelined acquire/status/release rounds ($bytes bytes) answered once each, in order"
 
 # The daemon still serves others afterwards.
 expect_status 0 "run after the pipelined client" "$DMLOCK" run -n --name p -- true
