@@ -651,11 +651,13 @@ ini_reader_fn(char *str, int num, void *stream)
 		;
 	if (*p == '[') {
 		const char *close = strchr(p, ']');
-		if (close == NULL || !section_known(p + 1, (size_t)(close - p - 1))) {
-			int w = close == NULL ? (int)strcspn(p, "\r\n") : (int)(close - p + 1);
+		if (close == NULL)
+			state_error(st, st->lineno, -EINVAL, "section header '%.*s' has no "
+			    "closing ']'", (int)strcspn(p, "\r\n"), p);
+		else if (!section_known(p + 1, (size_t)(close - p - 1)))
 			state_error(st, st->lineno, -EINVAL, "unknown section %.*s (known: [node] "
-			    "[cluster] [tls] [transport] [local] [access] [log])", w, p);
-		}
+			    "[cluster] [tls] [transport] [local] [access] [log])",
+			    (int)(close - p + 1), p);
 	}
 	memcpy(str, line, len + 1);
 	return str;

@@ -189,6 +189,7 @@ static const struct {
 	{ "bad-unknown-key.conf", 3, "unknown key 'nmae' in section [node]" },
 	{ "bad-unknown-section.conf", 3, "unknown section [nodes]" },
 	{ "bad-empty-unknown-section.conf", 4, "unknown section [bogus]" },
+	{ "bad-unclosed-section.conf", 3, "section header '[cluster' has no closing ']'" },
 	{ "bad-outside-section.conf", 1, "'name' is outside any [section]" },
 	{ "bad-syntax.conf", 3, "syntax error" },
 	{ "bad-duplicate.conf", 4, "[node] name is set twice (first on line 2)" },
