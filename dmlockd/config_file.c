@@ -731,9 +731,11 @@ static void
 cross_check(struct config_state *st)
 {
 	struct dmd_config *c = st->c;
-	size_t others = c->n_peers - (self_in_peers(c) ? 1 : 0);
-	bool networked = others > 0 || c->sponsor.name != NULL;
+	size_t others;
+	bool networked;
 
+	/* The node name first: whether this node is one of the peers (and so
+	 * whether the cluster has other members) depends on it. */
 	if (c->node_name == NULL) {
 		char host[256] = "";
 		if (gethostname(host, sizeof(host) - 1) < 0 || !dm_node_name_valid(host, strlen(host))) {
@@ -747,6 +749,8 @@ cross_check(struct config_state *st)
 			return;
 		}
 	}
+	others = c->n_peers - (self_in_peers(c) ? 1 : 0);
+	networked = others > 0 || c->sponsor.name != NULL;
 	if (c->sponsor.name != NULL && c->n_peers > 0)
 		state_error(st, line_of(st, "cluster.sponsor"), -EINVAL,
 		    "[cluster] peers and sponsor are mutually exclusive (peers on line %d)",

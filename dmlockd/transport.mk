@@ -43,6 +43,24 @@ tests_unit_check_config_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_unit_check_config_LDADD = $(TRANSPORT_TEST_LIBS)
 EXTRA_DIST += tests/unit/conf
 
+# Config file loader fuzzing, as for frames: the corpus replay (the unit
+# tests' good and bad files, and inputs the fuzzer found) runs in make check.
+check_PROGRAMS += tests/fuzz/replay_config
+TESTS += tests/fuzz/replay_config
+tests_fuzz_replay_config_SOURCES = tests/fuzz/replay_corpus.c tests/fuzz/fuzz_config.c
+tests_fuzz_replay_config_CPPFLAGS = $(AM_CPPFLAGS) -DREPLAY_CORPUS='"config"'
+tests_fuzz_replay_config_LDADD = libdmtransport.la libdmshell.la libdmengine.la
+EXTRA_DIST += tests/fuzz/corpus/config
+if FUZZING
+noinst_PROGRAMS += tests/fuzz/fuzz_config
+tests_fuzz_fuzz_config_SOURCES = tests/fuzz/fuzz_config.c dmlockd/config_file.c \
+	dmlockd/config_values.c dmlockd/acl.c dmlockd/frame.c dmlockd/log.c \
+	dmlockd/engine/dm_types.c
+tests_fuzz_fuzz_config_CFLAGS = $(AM_CFLAGS) $(INIH_CFLAGS) $(SYSTEMD_CFLAGS) -fsanitize=fuzzer,address,undefined
+tests_fuzz_fuzz_config_LDFLAGS = -fsanitize=fuzzer,address,undefined
+tests_fuzz_fuzz_config_LDADD = $(INIH_LIBS) $(SYSTEMD_LIBS)
+endif
+
 check_PROGRAMS += tests/unit/check_peer
 TESTS += tests/unit/check_peer
 tests_unit_check_peer_SOURCES = tests/unit/check_peer.c

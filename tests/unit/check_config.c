@@ -171,6 +171,23 @@ START_TEST(algorithm_list_from_caller)
 }
 END_TEST
 
+/* Peers but no [node] name: the name defaults to the hostname before the
+ * loader asks whether this node is one of the peers (it used to compare
+ * with the unset name and crash).  With two other peers and no listen
+ * address, the load must be refused for that, or for a hostname that is no
+ * valid node name on an unusual machine. */
+START_TEST(peers_without_node_name)
+{
+	struct dmd_config *c = NULL;
+	int r = config_load(fixture("bad-peers-no-name.conf"), NULL, &c, err, sizeof(err));
+
+	ck_assert_int_eq(r, -EINVAL);
+	ck_assert_ptr_null(c);
+	ck_assert_msg(strstr(err, "[node] listen is required when the cluster has other members") ||
+	    strstr(err, "[node] name is not set and the hostname"), "%s", err);
+}
+END_TEST
+
 START_TEST(missing_file)
 {
 	struct dmd_config *c = NULL;
@@ -343,6 +360,7 @@ config_suite(void)
 	tcase_add_test(tc, sponsor_config);
 	tcase_add_test(tc, access_rules);
 	tcase_add_test(tc, algorithm_list_from_caller);
+	tcase_add_test(tc, peers_without_node_name);
 	tcase_add_test(tc, missing_file);
 	tcase_add_loop_test(tc, bad_file_refused, 0, (int)(sizeof(bad_files) / sizeof(bad_files[0])));
 	tcase_add_test(tc, durations);
