@@ -21,3 +21,19 @@ dmlock-cli/completion/dmlock: dmlock-cli/dmlock.bash-completion
 
 dist_man_MANS += man/dmlock.1
 EXTRA_DIST += bench/cli_vs_flock.sh
+
+# The STATUS/LOCKS block decoder and printers: fuzz target (strict JSON
+# output whatever the daemon sends); its corpus is replayed in make check.
+check_PROGRAMS += tests/fuzz/replay_status
+TESTS += tests/fuzz/replay_status
+tests_fuzz_replay_status_SOURCES = tests/fuzz/replay_corpus.c tests/fuzz/fuzz_status.c \
+	dmlock-cli/status_report.c dmlock-cli/status_algorithm.c
+tests_fuzz_replay_status_CPPFLAGS = $(AM_CPPFLAGS) -DREPLAY_CORPUS='"status"'
+EXTRA_DIST += tests/fuzz/corpus/status
+if FUZZING
+noinst_PROGRAMS += tests/fuzz/fuzz_status
+tests_fuzz_fuzz_status_SOURCES = tests/fuzz/fuzz_status.c dmlock-cli/status_report.c \
+	dmlock-cli/status_algorithm.c
+tests_fuzz_fuzz_status_CFLAGS = $(AM_CFLAGS) -fsanitize=fuzzer,address,undefined
+tests_fuzz_fuzz_status_LDFLAGS = -fsanitize=fuzzer,address,undefined
+endif

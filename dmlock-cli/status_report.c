@@ -202,17 +202,21 @@ void status_report_print_text(const struct status_report *r, const char *socket_
 	status_algorithm_print_text(r, out);
 }
 
-/* Lock and node names are printable ASCII; escape what JSON requires. */
+/* Lock and node names are printable ASCII; escape what JSON requires, and
+ * any other byte a daemon should not have sent as \u00XX, so that the
+ * output is always valid ASCII JSON. */
 static void json_string(FILE *out, const char *s)
 {
 	fputc('"', out);
 	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
 			fputc('\\', out);
-		if ((unsigned char)*s < 0x20)
-			fprintf(out, "\\u%04x", (unsigned char)*s);
+		if (c < 0x20 || c >= 0x7f)
+			fprintf(out, "\\u%04x", c);
 		else
-			fputc(*s, out);
+			fputc(c, out);
 	}
 	fputc('"', out);
 }
@@ -222,9 +226,11 @@ void status_report_json_string(FILE *out, const char *s)
 	json_string(out, s);
 }
 
+/* A decimal field as a JSON number; null when the daemon sent none ("-")
+ * or something that is not a canonical decimal (JSON has no leading zeros). */
 static void json_number(FILE *out, const char *s)
 {
-	if (is_decimal(s))
+	if (is_decimal(s) && (s[0] != '0' || s[1] == '\0'))
 		fputs(s, out);
 	else
 		fputs("null", out);
