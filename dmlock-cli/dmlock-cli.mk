@@ -27,13 +27,21 @@ EXTRA_DIST += bench/cli_vs_flock.sh
 check_PROGRAMS += tests/fuzz/replay_status
 TESTS += tests/fuzz/replay_status
 tests_fuzz_replay_status_SOURCES = tests/fuzz/replay_corpus.c tests/fuzz/fuzz_status.c \
+	tests/fuzz/json_check.h tests/fuzz/json_check.c \
 	dmlock-cli/status_report.c dmlock-cli/status_algorithm.c
 tests_fuzz_replay_status_CPPFLAGS = $(AM_CPPFLAGS) -DREPLAY_CORPUS='"status"'
 EXTRA_DIST += tests/fuzz/corpus/status
 if FUZZING
 noinst_PROGRAMS += tests/fuzz/fuzz_status
-tests_fuzz_fuzz_status_SOURCES = tests/fuzz/fuzz_status.c dmlock-cli/status_report.c \
-	dmlock-cli/status_algorithm.c
+tests_fuzz_fuzz_status_SOURCES = tests/fuzz/fuzz_status.c tests/fuzz/json_check.c \
+	dmlock-cli/status_report.c dmlock-cli/status_algorithm.c
 tests_fuzz_fuzz_status_CFLAGS = $(AM_CFLAGS) -fsanitize=fuzzer,address,undefined
 tests_fuzz_fuzz_status_LDFLAGS = -fsanitize=fuzzer,address,undefined
 endif
+
+# The fuzz target's JSON checker, shown catching each kind of invalid JSON.
+check_PROGRAMS += tests/unit/check_json_check
+TESTS += tests/unit/check_json_check
+tests_unit_check_json_check_SOURCES = tests/unit/check_json_check.c tests/fuzz/json_check.c
+tests_unit_check_json_check_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_check_json_check_LDADD = $(CHECK_LIBS)
