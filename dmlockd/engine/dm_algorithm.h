@@ -156,6 +156,18 @@ bool		 dm_roster_departing(const struct dm_engine *e, dm_slot_t slot);
 uint64_t	 dm_lease_round(struct dm_engine *e);
 bool		 dm_lease_may_ack(const struct dm_engine *e, dm_slot_t to);
 void		 dm_lease_ack(struct dm_engine *e, dm_slot_t from, uint64_t serial);
+/* Algorithms with an election: this node accepted election epoch
+ * (k, coord) (the epoch cut).  From now on its heartbeats carry it and it
+ * acknowledges no heartbeat of an older epoch. */
+void		 dm_lease_election_epoch(struct dm_engine *e, uint64_t k, const char *coord);
+/* Election epochs compare by counter, then coordinator priority (the lower
+ * name outranks): >0 if (ka, ca) is newer than (kb, cb). */
+int		 dm_lease_epoch_cmp(uint64_t ka, const char *ca, uint64_t kb, const char *cb);
+/* How long a new coordinator waits, after the last member accepted its
+ * epoch, before anything of the epoch is used: every lease renewed under
+ * an older epoch has run out by then and its holders have stopped
+ * ((L/(1-rho) + D_stop) * (1+rho), rounded up).  0 when there is no lease. */
+dm_msec_t	 dm_lease_fence_ms(const struct dm_engine *e);
 
 /* Time and configuration. */
 dm_msec_t	 dm_now(const struct dm_engine *e);

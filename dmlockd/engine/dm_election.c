@@ -137,6 +137,13 @@ dm_election_start_new_epoch(struct dm_engine *e, struct dm_election *el, const c
 }
 
 void
+dm_election_cut(struct dm_engine *e, struct dm_election *el)
+{
+	dm_lease_election_epoch(e, el->k, el->coord);
+	el->hooks->cut(e);
+}
+
+void
 dm_election_report_held(struct dm_engine *e, struct dm_election *el, const struct dm_lock *l)
 {
 	dm_slot_t c = dm_election_coordinator(e, el);

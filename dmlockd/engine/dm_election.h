@@ -168,6 +168,10 @@ bool		 dm_election_renew_if_stale(struct dm_engine *e, struct dm_election *el);
  * always does; invitation asks its coordinator to form a new group. */
 void		 dm_election_start_new_epoch(struct dm_engine *e, struct dm_election *el,
 		    const char *why);
+/* The epoch cut: this node adopts (el->k, el->coord), which it set just
+ * before.  The lease stops acknowledging heartbeats of older epochs
+ * (dm_lease_election_epoch()), then the user's cut hook runs. */
+void		 dm_election_cut(struct dm_engine *e, struct dm_election *el);
 /* During the cut hook: tell the coordinator that lock l is in use here. */
 void		 dm_election_report_held(struct dm_engine *e, struct dm_election *el,
 		    const struct dm_lock *l);

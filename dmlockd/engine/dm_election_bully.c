@@ -27,6 +27,13 @@
  *  - Acceptance is the epoch cut: the accepting node adopts the new epoch,
  *    reports (HELD, before SC_ANSWER on the same FIFO link) every lock it
  *    is using, and from then on ignores algorithm messages of other epochs.
+ *  - Between the last answer to Set_Coordinator and New_State the
+ *    coordinator waits one lease (dm_lease_fence_ms()): a member that
+ *    accepted stops acknowledging heartbeats of older epochs, so by then
+ *    no node can still hold a lease renewed under an older epoch (an old
+ *    coordinator cut off by a partition kept granting from its idle tokens:
+ *    raymond 590936/9, NOTES-token.md).  Members wait for New_State that
+ *    much longer.
  *  - The coordinator enters Normal when it sends New_State (it has every
  *    report by then); NS answers are only counted.
  *  - The epoch counter proposed is one more than the highest seen, and
@@ -45,6 +52,7 @@ enum bully_step {
 	STEP_WAIT,	/* gave up: waiting for someone's Set_Coordinator */
 	STEP_BULLY,	/* Enter_Election sent; answers awaited */
 	STEP_ACCEPT,	/* Set_Coordinator sent; reports and answers awaited */
+	STEP_FENCE,	/* everyone accepted: older epochs' leases run out */
 };
 
 /* EE_ANSWER arg: 1 = "I outrank you"; this = "your counter is not above my
@@ -118,6 +126,7 @@ waiting_clear(struct dm_election *el, dm_slot_t j)
 static void step_bully(struct dm_engine *e, struct dm_election *el);
 static void step_accept(struct dm_engine *e, struct dm_election *el);
 static void step_new_state(struct dm_engine *e, struct dm_election *el);
+static void step_fence(struct dm_engine *e, struct dm_election *el);
 
 /* An election is under way here: ours (CHECK, BULLY, ACCEPT) or a
  * higher-priority member's that we wait for (WAIT: its Set_Coordinator is
@@ -210,13 +219,30 @@ step_accept(struct dm_engine *e, struct dm_election *el)
 	el->k = el->k_try;
 	el->k_seen = el->k;
 	strcpy(el->coord, me);
-	el->hooks->cut(e);
+	dm_election_cut(e, el);
 	wait_all_others(e, el, DM_EL_SET_COORDINATOR, el->k);
 	if (el->waiting_n == 0) {
-		step_new_state(e, el);
+		step_fence(e, el);
 		return;
 	}
 	arm(e, step_time(e));
+}
+
+static void
+step_fence(struct dm_engine *e, struct dm_election *el)
+{
+	/* Every member accepted: wait until no lease of an older epoch can
+	 * run any more, then start the epoch (see the top). */
+	dm_msec_t wait = dm_lease_fence_ms(e);
+
+	if (wait == 0) {
+		step_new_state(e, el);
+		return;
+	}
+	el->step = STEP_FENCE;
+	arm(e, wait);
+	note(e, el, "every member accepted: the epoch starts once older leases ran out",
+	    DM_SLOT_NONE);
 }
 
 /* Working members in priority order, coordinator first (the tree of
@@ -384,8 +410,10 @@ on_set_coordinator(struct dm_engine *e, struct dm_election *el, dm_slot_t from,
 	if (el->k > el->k_seen)
 		el->k_seen = el->k;
 	strcpy(el->coord, sender);
-	arm(e, 4 * step_time(e));	/* New_State overdue: elect again */
-	el->hooks->cut(e);		/* HELD reports go out first (FIFO) */
+	/* New_State overdue: elect again (it comes a lease after the last
+	 * acceptance, see the top). */
+	arm(e, 4 * step_time(e) + dm_lease_fence_ms(e));
+	dm_election_cut(e, el);		/* HELD reports go out first (FIFO) */
 	el_send(e, el, DM_EL_SC_ANSWER, from, m->serial, 0);
 	return 0;
 }
@@ -415,7 +443,7 @@ on_sc_answer(struct dm_engine *e, struct dm_election *el, dm_slot_t from, const 
 		dm_election_joiner_note(el, from);
 	waiting_clear(el, from);
 	if (el->waiting_n == 0)
-		step_new_state(e, el);
+		step_fence(e, el);
 	return 0;
 }
 
@@ -519,6 +547,9 @@ dm_election_timer(struct dm_engine *e, struct dm_election *el)
 	case STEP_ACCEPT:
 		suspect_silent(e, el, DM_EL_SET_COORDINATOR, el->k);
 		break;
+	case STEP_FENCE:
+		step_new_state(e, el);
+		break;
 	case STEP_WAIT:
 	default:
 		if (el->status != DM_EL_NORMAL) {
@@ -553,7 +584,7 @@ dm_election_peer_gone(struct dm_engine *e, struct dm_election *el, dm_slot_t slo
 			return;
 		}
 		if (el->waiting_n == 0 && el->step == STEP_ACCEPT) {
-			step_new_state(e, el);
+			step_fence(e, el);
 			return;
 		}
 	}

@@ -32,6 +32,11 @@
  *    (majority removal).  In a minority partition a group therefore never
  *    reaches Normal (it keeps inviting), so it never serves locks; after
  *    the partition heals the groups merge.
+ *  - When every member accepted, the coordinator waits one lease
+ *    (dm_lease_fence_ms(), INV_FENCE) before READY: members that accepted
+ *    acknowledge no heartbeat of an older group any more, so every lease
+ *    renewed under an older group has run out before anything of ours is
+ *    used (as in dm_election_bully.c).
  *  - Timeout(): a member that suspects its coordinator first asks it
  *    ARE_YOU_THERE(group); only "no" or silence makes it form a group.
  */
@@ -47,7 +52,16 @@ enum inv_step {
 	INV_WAIT_READY,	/* accepted someone's invitation: READY awaited */
 	INV_AYT,	/* ARE_YOU_THERE sent to our coordinator */
 	INV_YIELD,	/* a higher-priority node refused us: await its invitation */
+	INV_FENCE,	/* our group: everyone accepted; older leases run out */
 };
+
+/* Our group is being formed (invitations out, or everyone in and the
+ * fence running). */
+static bool
+forming(const struct dm_election *el)
+{
+	return el->step == INV_INVITING || el->step == INV_FENCE;
+}
 
 static dm_msec_t
 step_time(const struct dm_engine *e)
@@ -139,7 +153,7 @@ form(struct dm_engine *e, struct dm_election *el, const char *why)
 	el->waiting_n = 0;
 	note(e, el, why, DM_SLOT_NONE);
 	/* Our own epoch cut first: HELD reports of the invitees land here. */
-	el->hooks->cut(e);
+	dm_election_cut(e, el);
 	for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
 	    j = dm_roster_next(e, j)) {
 		if (j == self || dm_roster_departing(e, j))
@@ -186,9 +200,19 @@ complete(struct dm_engine *e, struct dm_election *el)
 {
 	/* "for each p in Up send(p, Ready Group, Definition)"; Normal. */
 	size_t n = 1;
+	dm_msec_t fence;
 
 	if (invite_late_members(e, el)) {
+		el->step = INV_INVITING;
 		arm(e, step_time(e));
+		return;
+	}
+	fence = dm_lease_fence_ms(e);
+	if (el->step == INV_INVITING && fence != 0) {
+		el->step = INV_FENCE;	/* READY when older leases ran out */
+		arm(e, fence);
+		note(e, el, "every member accepted: READY once older leases ran out",
+		    DM_SLOT_NONE);
 		return;
 	}
 	dm_lock_timer_stop(e, dm_election_lock(e));
@@ -230,7 +254,7 @@ ask_or_form(struct dm_engine *e, struct dm_election *el, const char *why, uint64
 {
 	dm_slot_t c = dm_election_coordinator(e, el);
 
-	if (el->step == INV_INVITING || el->step == INV_AYT || el->step == INV_YIELD)
+	if (forming(el) || el->step == INV_AYT || el->step == INV_YIELD)
 		return;
 	/* "Timeout(): if Coordinator = self then return(); send(Coordinator,
 	 *  AreYouThere, group)" -- a member asks before breaking away. */
@@ -278,7 +302,7 @@ on_invitation(struct dm_engine *e, struct dm_election *el, dm_slot_t from,
 		 * lost): cut and report again, accept again. */
 		if (el->step == INV_WAIT_READY || el->status == DM_EL_NORMAL) {
 			if (el->status != DM_EL_NORMAL)
-				el->hooks->cut(e);
+				dm_election_cut(e, el);
 			inv_send(e, el, DM_EL_ACCEPT, from, m->serial, inviter, 0);
 		}
 		return 0;
@@ -286,7 +310,7 @@ on_invitation(struct dm_engine *e, struct dm_election *el, dm_slot_t from,
 	if (coordinator && dm_election_outranks(e, self, from) > 0) {
 		/* A lower-priority node tries to lead: we merge instead. */
 		inv_send(e, el, DM_EL_ACCEPT, from, el->k_seen, el->coord, 1);
-		if (el->step != INV_INVITING || el->k <= m->serial)
+		if (!forming(el) || el->k <= m->serial)
 			form(e, el, "a lower-priority node invited us: merging under us");
 		return 0;
 	}
@@ -304,8 +328,9 @@ on_invitation(struct dm_engine *e, struct dm_election *el, dm_slot_t from,
 	strcpy(el->halted, inviter);
 	memset(el->waiting, 0, sizeof(el->waiting));
 	el->waiting_n = 0;
-	arm(e, 4 * step_time(e));	/* READY overdue: Recovery() */
-	el->hooks->cut(e);
+	/* READY overdue: Recovery() (it comes a lease after the last ACCEPT). */
+	arm(e, 4 * step_time(e) + dm_lease_fence_ms(e));
+	dm_election_cut(e, el);
 	inv_send(e, el, DM_EL_ACCEPT, from, m->serial, inviter, 0);
 	return 0;
 }
@@ -484,6 +509,9 @@ inv_timer(struct dm_engine *e, struct dm_election *el)
 			if (dm_bit_get(silent, (dm_slot_t)j))
 				dm_roster_suspect(e, (dm_slot_t)j);
 		break;
+	case INV_FENCE:
+		complete(e, el);
+		break;
 	case INV_WAIT_READY:
 		el->step = INV_NONE;
 		form(e, el, "READY overdue: forming a new group");
@@ -516,11 +544,11 @@ inv_peer_gone(struct dm_engine *e, struct dm_election *el, dm_slot_t slot)
 		 * refilled, and the group completed with the one member it had
 		 * left to wait for: two groups served at once (--seed 93
 		 * --nodes 6 --fault-mask 6, n1 and n3 beside n0's group). */
-		if (was_coord || dm_election_i_coordinate(e, el) || el->step == INV_INVITING)
+		if (was_coord || dm_election_i_coordinate(e, el) || forming(el))
 			dm_election_start(e, el, "the group changed while we join");
 		return;
 	}
-	if (el->step == INV_INVITING) {
+	if (forming(el)) {
 		if (dm_bit_get(el->waiting, slot)) {
 			dm_bit_set(el->waiting, slot, false);
 			el->waiting_n--;

@@ -272,6 +272,13 @@ struct dm_engine {
 	bool		 rx_other_incarnation;
 	/* Our epoch before the message being received raised it. */
 	uint64_t	 rx_epoch_before;
+	/* Algorithms with an election (dm_election.h): the newest election
+	 * epoch this node accepted (counter 0: none yet).  Heartbeats carry it
+	 * (seq, node), and a heartbeat of an older epoch is not acknowledged:
+	 * accepting a new coordinator stops renewing every lease of the old
+	 * epoch (see dm_lease_on_heartbeat()). */
+	uint64_t	 el_epoch_k;
+	char		 el_epoch_coord[DM_NODE_NAME_MAX + 1];
 	struct dm_timer	 heartbeat_timer;
 	struct dm_timer	 lease_timer;
 	uint64_t	 heartbeat_serial;

@@ -12,6 +12,12 @@
  * heartbeats and waits T_fail before agreeing (see NOTES.md for the
  * inequality).  Under failure_policy = paper, in a one-node roster, or with
  * DM_BREAK_NO_LEASE, there is no lease and grants carry no deadline.
+ *
+ * With an election (token algorithms, hierarchical), the lease also fences
+ * election epochs: heartbeats carry the sender's epoch, and a member that
+ * accepted epoch E acknowledges none of an older one; the new coordinator
+ * waits dm_lease_fence_ms() before its epoch starts (NOTES-token.md, "Two
+ * coordinators in one roster epoch").
  */
 #include <errno.h>
 #include <string.h>
@@ -100,6 +106,12 @@ lease_send_heartbeat(struct dm_engine *e)
 	m = dm_msg_begin(e, DM_MSG_HEARTBEAT, NULL);
 	m->token = 0;
 	m->serial = serial;
+	if (e->el_epoch_k != 0) {
+		size_t n = strlen(e->el_epoch_coord);
+		m->seq = e->el_epoch_k;
+		m->node_len = (uint8_t)n;
+		memcpy(m->node, e->el_epoch_coord, n + 1);
+	}
 	for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
 	    j = dm_roster_next(e, j))
 		dm_send(e, j, m);
@@ -140,6 +152,16 @@ dm_lease_on_heartbeat(struct dm_engine *e, dm_slot_t from, const struct dm_msg *
 
 	if (dm_membership_condemned(e, from))
 		return 0;	/* we agreed to remove it: its lease must run out */
+	if (e->el_epoch_k != 0 && m->node_len <= DM_NODE_NAME_MAX &&
+	    dm_lease_epoch_cmp(m->seq, m->node_len > 0 ? m->node : "", e->el_epoch_k,
+	    e->el_epoch_coord) < 0) {
+		/* It still works in an election epoch older than the one we
+		 * accepted: whatever it holds of that epoch must lapse before
+		 * our coordinator's epoch starts. */
+		dm_log(e, DM_LOG_DEBUG, "heartbeat of an older election epoch: not acknowledged",
+		    NULL, from);
+		return 0;
+	}
 	ack = dm_msg_begin(e, DM_MSG_HEARTBEAT_ACK, NULL);
 	ack->token = 0;
 	ack->serial = m->serial;
@@ -177,4 +199,37 @@ lease_acked(struct dm_engine *e, dm_slot_t from, uint64_t serial)
 		dm_timer_arm(e, &e->lease_timer, until);
 	}
 	dm_local_extend_all(e);
+}
+
+int
+dm_lease_epoch_cmp(uint64_t ka, const char *ca, uint64_t kb, const char *cb)
+{
+	if (ka != kb)
+		return ka > kb ? 1 : -1;
+	return -strcmp(ca, cb);
+}
+
+void
+dm_lease_election_epoch(struct dm_engine *e, uint64_t k, const char *coord)
+{
+	size_t n = strnlen(coord, DM_NODE_NAME_MAX);
+
+	if (e->el_epoch_k != 0 && dm_lease_epoch_cmp(k, coord, e->el_epoch_k,
+	    e->el_epoch_coord) <= 0)
+		return;		/* epochs only grow here */
+	e->el_epoch_k = k;
+	memcpy(e->el_epoch_coord, coord, n);
+	e->el_epoch_coord[n] = '\0';
+}
+
+dm_msec_t
+dm_lease_fence_ms(const struct dm_engine *e)
+{
+	double rho = (double)e->drift_ppm / 1e6;
+	double wait = ((double)e->lease_ms / (1.0 - rho) + (double)e->stop_ms) * (1.0 + rho);
+	dm_msec_t ms = (dm_msec_t)wait;
+
+	if (!dm_lease_needed(e))
+		return 0;
+	return ms + 1;	/* (rounded up, and then some) */
 }

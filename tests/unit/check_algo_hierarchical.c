@@ -165,7 +165,7 @@ START_TEST(coordinator_removed_while_lock_held)
 	g1 = h_find(&c, DM_FX_GRANT, 1);
 	ck_assert_ptr_nonnull(g1);
 	hh_remove(&c, 0);
-	h_advance(&c, c.now + 200);
+	h_advance(&c, c.now + 200 + h_fence_ms(&c));
 	ck_assert_uint_gt(hh_kind(&c, 112 + 4), 0);	/* SET_COORDINATOR: an election ran */
 	ck_assert_ptr_null(h_find(&c, DM_FX_LOST, 1));
 	h_acquire(&c, 2, 2, "a", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);

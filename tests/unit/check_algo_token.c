@@ -277,7 +277,7 @@ START_TEST(candidate_retries_above_a_higher_epoch)
 	ck_assert_ptr_nonnull(ee);
 	ck_assert_uint_gt(ee->serial, 40);
 	h_pump(&c);
-	h_advance(&c, c.now + 100);
+	h_advance(&c, c.now + 100 + h_fence_ms(&c));
 	ck_assert_ptr_nonnull(acquire_pumped(&c, 2, 1, "g"));
 	h_fini(&c);
 }
@@ -345,8 +345,9 @@ START_TEST(joining_node_answers_elections_passively)
 	h_pump(&c);
 	h_advance(&c, c.now + 200);
 	ck_assert(h_ready(&c, 3));
-	ck_assert_ptr_nonnull(acquire_pumped(&c, 3, 1, "j"));
-	h_advance(&c, c.now + 200);
+	h_acquire(&c, 3, 1, "j", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&c);
+	h_advance(&c, c.now + 200 + h_fence_ms(&c));
 	ck_assert_ptr_nonnull(h_find(&c, DM_FX_GRANT, 1));
 	h_fini(&c);
 }
@@ -390,6 +391,97 @@ START_TEST(withdrawn_request_loses_nobody)
 	ck_assert_msg(h_granted(&c, 3), "%s: node0's request was lost", algos[_i]);
 	ck_assert_msg(h_granted(&c, 4), "%s: node2's second request was lost", algos[_i]);
 	ck_assert_uint_eq(c.sent_kind[DM_EL_SET_COORDINATOR], 0);	/* no election */
+	h_fini(&c);
+}
+END_TEST
+
+/* Deliver a HEARTBEAT(serial) of election epoch (k, coord) from node
+ * 'from' to node 'to'; did 'to' acknowledge it? */
+static bool
+heartbeat_acked(struct h_cluster *c, int to, int from, uint64_t k, const char *coord,
+    uint64_t serial)
+{
+	struct dm_msg m;
+	const struct dm_msg *ack;
+
+	memset(&m, 0, sizeof(m));
+	m.kind = DM_MSG_HEARTBEAT;
+	m.incarnation = 1;
+	m.serial = serial;
+	m.seq = k;
+	m.node_len = (uint8_t)strlen(coord);
+	strcpy(m.node, coord);
+	h_inject(c, from, to, &m);
+	ack = h_queued(c, to, from, DM_MSG_HEARTBEAT_ACK);
+	return ack != NULL && ack->serial == serial;
+}
+
+START_TEST(old_epoch_heartbeat_not_acked)
+{
+	/* dmlock-sim --algorithm raymond --election bully --seed 590936
+	 * --nodes 9 --fault-mask 4: n7 and n8 accepted n5's epoch 14 but kept
+	 * acknowledging the heartbeats of n2, coordinator of epoch 13 on the
+	 * other side of a partition; n2's lease held, and it granted lock/b
+	 * from the idle token it kept as coordinator while n5 granted the
+	 * regenerated one: two holders.  A member that accepted an epoch
+	 * acknowledges no heartbeat of an older one (by counter, then the
+	 * coordinator's priority); the same or newer ones it does. */
+	struct h_cluster c;
+
+	t_init(&c, 3, algos[_i]);
+	ck_assert(heartbeat_acked(&c, 1, 2, 1, "node0", 70));	/* nothing accepted yet */
+	el_inject(&c, 1, 0, DM_EL_ENTER_ELECTION, 5);
+	el_inject(&c, 1, 0, DM_EL_SET_COORDINATOR, 5);
+	ck_assert_uint_eq(last_sent(&c, 1, DM_EL_SC_ANSWER)->arg, 0);	/* (5, node0) accepted */
+	ck_assert(!heartbeat_acked(&c, 1, 2, 1, "node0", 71));
+	ck_assert(!heartbeat_acked(&c, 1, 2, 4, "node0", 72));
+	ck_assert(!heartbeat_acked(&c, 1, 2, 0, "", 73));		/* no epoch at all */
+	ck_assert(!heartbeat_acked(&c, 1, 2, 5, "node2", 74));		/* node0 outranks node2 */
+	ck_assert(heartbeat_acked(&c, 1, 2, 5, "node0", 75));
+	ck_assert(heartbeat_acked(&c, 1, 2, 6, "node2", 76));
+	h_fini(&c);
+}
+END_TEST
+
+START_TEST(new_epoch_waits_one_lease)
+{
+	/* The other half of the fix for 590936/9: once every member accepted,
+	 * the coordinator sends New_State only after one lease (plus the stop
+	 * time, with drift): by then no lease renewed under an older epoch
+	 * runs anywhere, so nothing regenerated is used beside it.  And a
+	 * member waits for New_State that much longer before it gives up on
+	 * the coordinator: with a probe timeout far below the lease (4 T <
+	 * the fence) it would otherwise elect again for ever. */
+	struct h_cluster c;
+	dm_msec_t t0, fence;
+	size_t ee;
+
+	h_init_with(&c, 3, &(struct dm_engine_config){ .algorithm = algos[_i],
+	    .failure_policy = DM_FAILURE_MAJORITY, .request_timeout_ms = 8000,
+	    .probe_timeout_ms = 100 });
+	fence = h_fence_ms(&c);
+	ck_assert_uint_gt(fence, 4 * 100);
+	el_inject(&c, 0, 2, DM_EL_ARE_YOU_UP, 2);	/* node0 holds an election */
+	h_pump(&c);
+	ck_assert_uint_gt(c.sent_kind[DM_EL_SC_ANSWER], 0);
+	ee = c.sent_kind[DM_EL_ENTER_ELECTION];
+	t0 = c.now;
+	ck_assert_uint_eq(c.sent_kind[DM_EL_NEW_STATE], 0);
+	h_advance(&c, t0 + fence - 1);
+	ck_assert_uint_eq(c.sent_kind[DM_EL_NEW_STATE], 0);
+	h_advance(&c, t0 + fence);
+	ck_assert_uint_gt(c.sent_kind[DM_EL_NEW_STATE], 0);
+	ck_assert_uint_eq(c.sent_kind[DM_EL_ENTER_ELECTION], ee);	/* nobody gave up */
+	ck_assert_ptr_nonnull(acquire_pumped(&c, 2, 1, "n"));
+	/* The coordinator takes a lock with its own token: its lease round
+	 * carries the epoch it leads. */
+	h_acquire(&c, 0, 2, "m", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	{
+		const struct dm_msg *hb = h_queued(&c, 0, 1, DM_MSG_HEARTBEAT);
+		ck_assert_ptr_nonnull(hb);
+		ck_assert_uint_gt(hb->seq, 2);
+		ck_assert_str_eq(hb->node, "node0");
+	}
 	h_fini(&c);
 }
 END_TEST
@@ -445,6 +537,8 @@ main(void)
 	tcase_add_loop_test(tc, epoch_counter_only_grows, 0, 3);
 	tcase_add_loop_test(tc, candidate_retries_above_a_higher_epoch, 0, 3);
 	tcase_add_loop_test(tc, joining_node_answers_elections_passively, 0, 3);
+	tcase_add_loop_test(tc, old_epoch_heartbeat_not_acked, 0, 3);
+	tcase_add_loop_test(tc, new_epoch_waits_one_lease, 0, 3);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

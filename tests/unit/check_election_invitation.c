@@ -58,6 +58,10 @@ START_TEST(new_group_after_coordinator_removal)
 	ck_assert_ptr_nonnull(g1);
 	hh_remove(&c, 0);
 	h_advance(&c, c.now + 200);
+	/* Everyone accepted; READY waits for older leases to run out. */
+	ck_assert_uint_eq(hh_kind(&c, EL_ACCEPT), 3);
+	ck_assert_uint_eq(hh_kind(&c, EL_READY), 0);
+	h_advance(&c, c.now + h_fence_ms(&c));
 	/* Invitation, not bully, formed the group: node1 invited the three
 	 * others, each accepted, node1 sent READY. */
 	ck_assert_uint_eq(bully_kinds(&c), 0);
@@ -141,6 +145,7 @@ START_TEST(member_counted_as_joiner_forms_a_group)
 	h_inject(&c, 0, 2, &inv.msg);	/* node2, a member now, accepts again */
 	acc = h_unqueue(&c, 2, 0, EL_ACCEPT);
 	h_pump(&c);			/* node1 accepts: node0 completes, READY */
+	h_advance(&c, c.now + h_fence_ms(&c));
 	ck_assert_uint_ge(hh_kind(&c, EL_READY), 2);
 	h_inject(&c, 2, 0, &acc.msg);	/* too late to count */
 	h_pump(&c);
@@ -182,6 +187,7 @@ START_TEST(held_report_counts_in_the_new_epochs_groups)
 	h_inject(&c, 1, 0, &ready.msg);
 	c.cut[1] = true;
 	h_pump(&c);
+	h_advance(&c, c.now + h_fence_ms(&c));
 	c.cut[1] = false;
 	ready = h_unqueue(&c, 0, 1, EL_READY);
 	memcpy(ready.msg.payload, "node3", 6);
@@ -193,7 +199,7 @@ START_TEST(held_report_counts_in_the_new_epochs_groups)
 	h_advance(&c, c.now + 100);
 	ck_assert(h_granted(&c, 1));
 	hh_remove(&c, 0);
-	h_advance(&c, c.now + 100);
+	h_advance(&c, c.now + 100 + h_fence_ms(&c));
 	h_acquire(&c, 2, 2, "a", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
 	h_pump(&c);
 	h_advance(&c, c.now + 100);

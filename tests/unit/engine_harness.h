@@ -15,6 +15,7 @@
 
 #include "dm_engine.h"
 #include "dm_msg.h"
+#include "dm_algorithm.h"
 
 #define H_NODES		8
 #define H_QUEUE		4096
@@ -142,8 +143,18 @@ h_config(struct dm_engine_config *cfg, const char *self, const struct dm_peer_sp
 	cfg->n_peers = n_peers;
 }
 
+/* How long an election's coordinator waits, once every member accepted,
+ * before the new epoch starts (dm_lease_fence_ms(): one lease plus the
+ * stop time, with drift), under the harness's configuration. */
+static inline dm_msec_t
+h_fence_ms(const struct h_cluster *c)
+{
+	return dm_lease_fence_ms(c->e[0]);
+}
+
 /* n static members node0..node{n-1}, each configured like tmpl (algorithm,
- * election, group size, policy, breakage; names and roster filled in). */
+ * election, group size, policy, breakage, timeouts; names and roster
+ * filled in). */
 static inline void
 h_init_with(struct h_cluster *c, int n, const struct dm_engine_config *tmpl)
 {
@@ -168,6 +179,8 @@ h_init_with(struct h_cluster *c, int n, const struct dm_engine_config *tmpl)
 		cfg.group_size = tmpl->group_size;
 		cfg.failure_policy = tmpl->failure_policy;
 		cfg.test_breakage = tmpl->test_breakage;
+		cfg.request_timeout_ms = tmpl->request_timeout_ms;
+		cfg.probe_timeout_ms = tmpl->probe_timeout_ms;
 		ck_assert_int_eq(dm_engine_new(&cfg, &c->e[i]), 0);
 		struct dm_event ev = { .type = DM_EV_TICK };
 		ck_assert_int_eq(h_step(c, i, &ev), 0);
