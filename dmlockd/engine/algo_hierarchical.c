@@ -392,6 +392,14 @@ hook_cut(struct dm_engine *e)
 		dm_lock_timer_stop(e, t->lock);
 		t->release_owed = false;	/* the new tables start clean */
 		t->probe_out = false;		/* a new coordinator: ask it afresh */
+		if (t->in_cs && dm_lock_unpermit(e, t->lock)) {
+			/* Granted by the old epoch but not to a client yet (no
+			 * valid lease): ask again in the new one (as in
+			 * dm_token.c: an old permission must not become a
+			 * grant beside what an epoch we missed gave out). */
+			t->in_cs = false;
+			t->wanting = true;
+		}
 		if (!t->in_cs)
 			continue;
 		if (coord)

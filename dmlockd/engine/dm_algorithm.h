@@ -118,6 +118,12 @@ struct dm_lock	*dm_lock_get(struct dm_engine *e, const char *name, size_t len, b
 
 /* Permission obtained / request refused (-EBUSY) or lost. */
 void		 dm_lock_permitted(struct dm_engine *e, struct dm_lock *l);
+/* Take back a permission that no local client was granted yet (it waits
+ * for a valid lease): the lock is requested again, and the algorithm asks
+ * anew when it can.  False (nothing changes) if a client holds l, if l was
+ * not permitted, or for the roster lock.  For an election's epoch cut: a
+ * permission of an older epoch must not turn into a grant later. */
+bool		 dm_lock_unpermit(struct dm_engine *e, struct dm_lock *l);
 void		 dm_lock_refused(struct dm_engine *e, struct dm_lock *l, int error);
 
 /* The lock's one algorithm timer. */
@@ -157,9 +163,14 @@ uint64_t	 dm_lease_round(struct dm_engine *e);
 bool		 dm_lease_may_ack(const struct dm_engine *e, dm_slot_t to);
 void		 dm_lease_ack(struct dm_engine *e, dm_slot_t from, uint64_t serial);
 /* Algorithms with an election: this node accepted election epoch
- * (k, coord) (the epoch cut).  From now on its heartbeats carry it and it
- * acknowledges no heartbeat of an older epoch. */
-void		 dm_lease_election_epoch(struct dm_engine *e, uint64_t k, const char *coord);
+ * (k, coord) at the epoch cut, as its coordinator when 'leading'.  From now
+ * on it acknowledges no heartbeat of an older epoch (but its coordinator's
+ * of the epoch it accepted before).  Its heartbeats carry the new epoch at
+ * once if it follows; if it leads, from dm_lease_election_led() on. */
+void		 dm_lease_election_epoch(struct dm_engine *e, uint64_t k, const char *coord,
+		    bool leading);
+/* The epoch this node leads starts (every member accepted, fence over). */
+void		 dm_lease_election_led(struct dm_engine *e);
 /* Election epochs compare by counter, then coordinator priority (the lower
  * name outranks): >0 if (ka, ca) is newer than (kb, cb). */
 int		 dm_lease_epoch_cmp(uint64_t ka, const char *ca, uint64_t kb, const char *cb);

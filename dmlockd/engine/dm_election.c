@@ -139,7 +139,7 @@ dm_election_start_new_epoch(struct dm_engine *e, struct dm_election *el, const c
 void
 dm_election_cut(struct dm_engine *e, struct dm_election *el)
 {
-	dm_lease_election_epoch(e, el->k, el->coord);
+	dm_lease_election_epoch(e, el->k, el->coord, dm_election_i_coordinate(e, el));
 	el->hooks->cut(e);
 }
 

@@ -86,7 +86,7 @@ el_send(struct dm_engine *e, struct dm_election *el, uint8_t kind, dm_slot_t to,
 static void
 note(struct dm_engine *e, struct dm_election *el, const char *what, dm_slot_t peer)
 {
-	char text[160];
+	char text[224];
 
 	snprintf(text, sizeof(text), "election: %s (epoch %llu, coordinator %s)", what,
 	    (unsigned long long)el->k, el->coord);
@@ -304,6 +304,7 @@ step_new_state(struct dm_engine *e, struct dm_election *el)
 	el->members_at_epoch = dm_election_members(e);	/* joiners too: the roster */
 	el->elections_won++;
 	el->epochs++;
+	dm_lease_election_led(e);
 	note(e, el, "this node is the new coordinator", DM_SLOT_NONE);
 	el->hooks->normal(e);
 }

@@ -240,6 +240,7 @@ complete(struct dm_engine *e, struct dm_election *el)
 	el->members_at_epoch = n;
 	el->elections_won++;
 	el->epochs++;
+	dm_lease_election_led(e);
 	note(e, el, "this node is the new coordinator", DM_SLOT_NONE);
 	el->hooks->normal(e);
 }

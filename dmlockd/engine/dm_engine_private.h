@@ -141,6 +141,12 @@ struct dm_node {
 
 /* A lease heartbeat awaiting acknowledgements (majority policy). */
 #define DM_HEARTBEATS_INFLIGHT	16
+/* An election epoch: counter, coordinator name. */
+struct dm_el_epoch {
+	uint64_t	 k;
+	char		 coord[DM_NODE_NAME_MAX + 1];
+};
+
 struct dm_heartbeat {
 	uint64_t	serial;
 	uint64_t	epoch;		/* our epoch when the round went out */
@@ -272,13 +278,11 @@ struct dm_engine {
 	bool		 rx_other_incarnation;
 	/* Our epoch before the message being received raised it. */
 	uint64_t	 rx_epoch_before;
-	/* Algorithms with an election (dm_election.h): the newest election
-	 * epoch this node accepted (counter 0: none yet).  Heartbeats carry it
-	 * (seq, node), and a heartbeat of an older epoch is not acknowledged:
-	 * accepting a new coordinator stops renewing every lease of the old
-	 * epoch (see dm_lease_on_heartbeat()). */
-	uint64_t	 el_epoch_k;
-	char		 el_epoch_coord[DM_NODE_NAME_MAX + 1];
+	/* Algorithms with an election (dm_election.h), see dm_lease.c: the
+	 * newest election epoch this node accepted and the one it accepted
+	 * before (counter 0: none), and the label its heartbeats carry (seq,
+	 * node): the epoch its holdings are accounted in. */
+	struct dm_el_epoch el_accepted, el_before, el_label;
 	struct dm_timer	 heartbeat_timer;
 	struct dm_timer	 lease_timer;
 	uint64_t	 heartbeat_serial;

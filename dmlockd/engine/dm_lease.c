@@ -14,10 +14,19 @@
  * DM_BREAK_NO_LEASE, there is no lease and grants carry no deadline.
  *
  * With an election (token algorithms, hierarchical), the lease also fences
- * election epochs: heartbeats carry the sender's epoch, and a member that
- * accepted epoch E acknowledges none of an older one; the new coordinator
- * waits dm_lease_fence_ms() before its epoch starts (NOTES-token.md, "Two
- * coordinators in one roster epoch").
+ * election epochs (NOTES-token.md, "Two coordinators in one roster epoch"):
+ *  - a heartbeat carries the epoch its sender's holdings are accounted in:
+ *    a follower's is the epoch it accepted (it reported what it holds to
+ *    that coordinator first); a coordinator's stays the epoch it worked in
+ *    before until its own epoch starts, since what it holds was never
+ *    reported to anyone;
+ *  - a node that accepted epoch E acknowledges no heartbeat of an older
+ *    epoch, except its coordinator's labelled with an epoch not older than
+ *    the one this node accepted before E (the usual election: coordinator
+ *    and members leave the same epoch together);
+ *  - the new coordinator waits dm_lease_fence_ms() after the last
+ *    acceptance before its epoch starts, so every lease renewed under an
+ *    older epoch has run out by then.
  */
 #include <errno.h>
 #include <string.h>
@@ -106,11 +115,11 @@ lease_send_heartbeat(struct dm_engine *e)
 	m = dm_msg_begin(e, DM_MSG_HEARTBEAT, NULL);
 	m->token = 0;
 	m->serial = serial;
-	if (e->el_epoch_k != 0) {
-		size_t n = strlen(e->el_epoch_coord);
-		m->seq = e->el_epoch_k;
+	if (e->el_label.k != 0) {
+		size_t n = strlen(e->el_label.coord);
+		m->seq = e->el_label.k;
 		m->node_len = (uint8_t)n;
-		memcpy(m->node, e->el_epoch_coord, n + 1);
+		memcpy(m->node, e->el_label.coord, n + 1);
 	}
 	for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
 	    j = dm_roster_next(e, j))
@@ -145,6 +154,25 @@ dm_lease_timer(struct dm_engine *e)
 	dm_local_lose_all(e, -ETIMEDOUT, false);
 }
 
+static int
+epoch_cmp(const struct dm_msg *m, const struct dm_el_epoch *b)
+{
+	return dm_lease_epoch_cmp(m->seq, m->node, b->k, b->coord);
+}
+
+/* May we acknowledge a heartbeat labelled with election epoch (m->seq,
+ * m->node)?  See the top. */
+static bool
+election_label_acceptable(const struct dm_engine *e, dm_slot_t from, const struct dm_msg *m)
+{
+	const char *sender = dm_roster_name(e, from);
+
+	if (e->el_accepted.k == 0 || epoch_cmp(m, &e->el_accepted) >= 0)
+		return true;
+	return sender != NULL && strcmp(sender, e->el_accepted.coord) == 0 &&
+	    epoch_cmp(m, &e->el_before) >= 0;
+}
+
 int
 dm_lease_on_heartbeat(struct dm_engine *e, dm_slot_t from, const struct dm_msg *m)
 {
@@ -152,9 +180,7 @@ dm_lease_on_heartbeat(struct dm_engine *e, dm_slot_t from, const struct dm_msg *
 
 	if (dm_membership_condemned(e, from))
 		return 0;	/* we agreed to remove it: its lease must run out */
-	if (e->el_epoch_k != 0 && m->node_len <= DM_NODE_NAME_MAX &&
-	    dm_lease_epoch_cmp(m->seq, m->node_len > 0 ? m->node : "", e->el_epoch_k,
-	    e->el_epoch_coord) < 0) {
+	if (!election_label_acceptable(e, from, m)) {
 		/* It still works in an election epoch older than the one we
 		 * accepted: whatever it holds of that epoch must lapse before
 		 * our coordinator's epoch starts. */
@@ -210,16 +236,25 @@ dm_lease_epoch_cmp(uint64_t ka, const char *ca, uint64_t kb, const char *cb)
 }
 
 void
-dm_lease_election_epoch(struct dm_engine *e, uint64_t k, const char *coord)
+dm_lease_election_epoch(struct dm_engine *e, uint64_t k, const char *coord, bool leading)
 {
 	size_t n = strnlen(coord, DM_NODE_NAME_MAX);
 
-	if (e->el_epoch_k != 0 && dm_lease_epoch_cmp(k, coord, e->el_epoch_k,
-	    e->el_epoch_coord) <= 0)
-		return;		/* epochs only grow here */
-	e->el_epoch_k = k;
-	memcpy(e->el_epoch_coord, coord, n);
-	e->el_epoch_coord[n] = '\0';
+	if (e->el_accepted.k != 0 &&
+	    dm_lease_epoch_cmp(k, coord, e->el_accepted.k, e->el_accepted.coord) <= 0)
+		return;		/* the same again (epochs only grow here) */
+	e->el_before = e->el_accepted;
+	e->el_accepted.k = k;
+	memcpy(e->el_accepted.coord, coord, n);
+	e->el_accepted.coord[n] = '\0';
+	if (!leading)
+		e->el_label = e->el_accepted;
+}
+
+void
+dm_lease_election_led(struct dm_engine *e)
+{
+	e->el_label = e->el_accepted;
 }
 
 dm_msec_t

@@ -209,6 +209,18 @@ dm_lock_permitted(struct dm_engine *e, struct dm_lock *l)
 		dm_local_reconcile(e, l);
 }
 
+bool
+dm_lock_unpermit(struct dm_engine *e, struct dm_lock *l)
+{
+	(void)e;
+	if (l->phase != DM_PHASE_HOLDING || l->holders.n != 0 ||
+	    strcmp(l->name, DM_ROSTER_LOCK) == 0)
+		return false;
+	l->phase = DM_PHASE_REQUESTING;
+	l->fresh = false;
+	return true;
+}
+
 void
 dm_lock_refused(struct dm_engine *e, struct dm_lock *l, int error)
 {

@@ -425,7 +425,10 @@ START_TEST(old_epoch_heartbeat_not_acked)
 	 * from the idle token it kept as coordinator while n5 granted the
 	 * regenerated one: two holders.  A member that accepted an epoch
 	 * acknowledges no heartbeat of an older one (by counter, then the
-	 * coordinator's priority); the same or newer ones it does. */
+	 * coordinator's priority); the same or newer ones it does.  (Raymond
+	 * --election invitation 419/4: n0 formed a group above the one n3
+	 * had joined, labelled its heartbeats with it at once, and n3's acks
+	 * turned an old permission of n0's into a grant.) */
 	struct h_cluster c;
 
 	t_init(&c, 3, algos[_i]);
@@ -439,6 +442,16 @@ START_TEST(old_epoch_heartbeat_not_acked)
 	ck_assert(!heartbeat_acked(&c, 1, 2, 5, "node2", 74));		/* node0 outranks node2 */
 	ck_assert(heartbeat_acked(&c, 1, 2, 5, "node0", 75));
 	ck_assert(heartbeat_acked(&c, 1, 2, 6, "node2", 76));
+	/* The coordinator we accepted labels its heartbeats with the epoch it
+	 * worked in before until its own starts (what it holds is accounted
+	 * there): acknowledged unless older than our own previous epoch. */
+	ck_assert(heartbeat_acked(&c, 1, 0, 1, "node0", 77));
+	el_inject(&c, 1, 0, DM_EL_ENTER_ELECTION, 7);
+	el_inject(&c, 1, 0, DM_EL_SET_COORDINATOR, 7);
+	ck_assert_uint_eq(last_sent(&c, 1, DM_EL_SC_ANSWER)->arg, 0);	/* (7, node0) */
+	ck_assert(heartbeat_acked(&c, 1, 0, 5, "node0", 78));
+	ck_assert(!heartbeat_acked(&c, 1, 0, 4, "node0", 79));
+	ck_assert(!heartbeat_acked(&c, 1, 2, 5, "node0", 80));	/* not from our coordinator */
 	h_fini(&c);
 }
 END_TEST
@@ -482,6 +495,82 @@ START_TEST(new_epoch_waits_one_lease)
 		ck_assert_uint_gt(hb->seq, 2);
 		ck_assert_str_eq(hb->node, "node0");
 	}
+	h_fini(&c);
+}
+END_TEST
+
+START_TEST(coordinator_keeps_its_lock_across_its_election)
+{
+	/* The coordinator's own holder lives through an election it leads
+	 * (fence included, longer than a lease): its heartbeats keep the label
+	 * of the epoch it worked in before until its own starts, and members
+	 * that accepted it acknowledge them because that epoch is the one they
+	 * left too.  Then the label moves to the new epoch. */
+	struct h_cluster c;
+	const struct dm_msg *hb;
+	dm_msec_t t0, fence;
+
+	t_init(&c, 3, algos[_i]);
+	fence = h_fence_ms(&c);
+	ck_assert_ptr_nonnull(acquire_pumped(&c, 0, 1, "m"));
+	el_inject(&c, 0, 2, DM_EL_ARE_YOU_UP, 2);	/* node0 leads an election */
+	h_pump(&c);
+	ck_assert_uint_gt(c.sent_kind[DM_EL_SC_ANSWER], 0);
+	t0 = c.now;
+	h_advance(&c, t0 + fence - 10);
+	ck_assert_uint_eq(c.sent_kind[DM_EL_NEW_STATE], 0);
+	hb = h_last_sent(&c, 0, 1, DM_MSG_HEARTBEAT);
+	ck_assert_ptr_nonnull(hb);
+	ck_assert_uint_eq(hb->seq, 0);		/* still the epoch it worked in */
+	h_advance(&c, t0 + fence + 1000);
+	ck_assert_uint_gt(c.sent_kind[DM_EL_NEW_STATE], 0);
+	hb = h_last_sent(&c, 0, 1, DM_MSG_HEARTBEAT);
+	ck_assert_ptr_nonnull(hb);
+	ck_assert_uint_gt(hb->seq, 2);
+	ck_assert_str_eq(hb->node, "node0");
+	ck_assert_ptr_null(h_find(&c, DM_FX_LOST, 1));
+	h_fini(&c);
+}
+END_TEST
+
+START_TEST(permission_without_grant_does_not_cross_a_cut)
+{
+	/* Raymond --election invitation 419/4 (partition): n0, coordinator
+	 * of its group and so holding every token, was cut off; its client's
+	 * request was permitted at once but not granted (no lease).  n0 then
+	 * formed a new group, and the first acknowledgements its heartbeats
+	 * got turned that old permission into a grant, beside the holder of
+	 * the token that the majority's newer group had regenerated.  At an
+	 * epoch cut a permission no client was granted yet is taken back and
+	 * asked for again in the new epoch. */
+	struct h_cluster c;
+	struct dm_msg inv;
+
+	h_init_with(&c, 3, &(struct dm_engine_config){ .algorithm = algos[_i],
+	    .election = "invitation", .failure_policy = DM_FAILURE_MAJORITY });
+	c.cut[1] = c.cut[2] = true;		/* node0 alone */
+	h_acquire(&c, 0, 1, "c", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_advance(&c, c.now + 100);
+	ck_assert(!h_granted(&c, 1));		/* permitted, but no lease */
+	memset(&inv, 0, sizeof(inv));
+	inv.kind = DM_EL_INVITATION;
+	inv.lock_len = (uint16_t)strlen(DM_ELECTION_LOCK);
+	strcpy(inv.lock, DM_ELECTION_LOCK);
+	inv.incarnation = 1;
+	inv.serial = 2;
+	inv.node_len = 5;
+	strcpy(inv.node, "node2");
+	h_inject(&c, 2, 0, &inv);		/* node0 merges node2 under a group of its own */
+	ck_assert_uint_gt(c.sent_kind[DM_EL_INVITATION], 0);
+	c.cut[1] = c.cut[2] = false;		/* heal: heartbeats get acknowledged */
+	h_pump(&c);
+	h_advance(&c, c.now + 100);
+	ck_assert_uint_eq(c.sent_kind[DM_EL_READY], 0);
+	ck_assert_msg(!h_granted(&c, 1), "%s: granted from a permission of the old epoch",
+	    algos[_i]);
+	h_advance(&c, c.now + h_fence_ms(&c) + 100);
+	ck_assert_uint_gt(c.sent_kind[DM_EL_READY], 0);
+	ck_assert(h_granted(&c, 1));		/* asked again in the new group */
 	h_fini(&c);
 }
 END_TEST
@@ -539,6 +628,8 @@ main(void)
 	tcase_add_loop_test(tc, joining_node_answers_elections_passively, 0, 3);
 	tcase_add_loop_test(tc, old_epoch_heartbeat_not_acked, 0, 3);
 	tcase_add_loop_test(tc, new_epoch_waits_one_lease, 0, 3);
+	tcase_add_loop_test(tc, permission_without_grant_does_not_cross_a_cut, 0, 3);
+	tcase_add_loop_test(tc, coordinator_keeps_its_lock_across_its_election, 0, 3);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

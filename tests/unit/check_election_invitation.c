@@ -214,6 +214,43 @@ START_TEST(held_report_counts_in_the_new_epochs_groups)
 }
 END_TEST
 
+START_TEST(permission_without_grant_does_not_cross_a_cut)
+{
+	/* As check_algo_token's test of the same name (raymond --election
+	 * invitation 419/4): node0, system and group coordinator, is cut off
+	 * and grants its own client's request, which waits for a lease; node0
+	 * then forms a new group.  The old grant must not turn into a client
+	 * grant once heartbeats are acknowledged again: it is asked for anew
+	 * in the new group. */
+	struct h_cluster c;
+	struct dm_msg inv;
+
+	hh_init(&c, 3, "invitation", 0);
+	c.cut[1] = c.cut[2] = true;
+	h_acquire(&c, 0, 1, "c", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_advance(&c, c.now + 100);
+	ck_assert(!h_granted(&c, 1));
+	memset(&inv, 0, sizeof(inv));
+	inv.kind = EL_INVITATION;
+	inv.lock_len = (uint16_t)strlen(".dmlock/election");
+	strcpy(inv.lock, ".dmlock/election");
+	inv.incarnation = 1;
+	inv.serial = 2;
+	inv.node_len = 5;
+	strcpy(inv.node, "node2");
+	h_inject(&c, 2, 0, &inv);
+	c.cut[1] = c.cut[2] = false;
+	h_pump(&c);
+	h_advance(&c, c.now + 100);
+	ck_assert_uint_eq(hh_kind(&c, EL_READY), 0);
+	ck_assert_msg(!h_granted(&c, 1), "granted from a permission of the old epoch");
+	h_advance(&c, c.now + h_fence_ms(&c) + 100);
+	ck_assert_uint_gt(hh_kind(&c, EL_READY), 0);
+	ck_assert(h_granted(&c, 1));
+	h_fini(&c);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -227,6 +264,7 @@ main(void)
 	tcase_add_test(tc, partitioned_group_does_not_serve_then_merges);
 	tcase_add_test(tc, member_counted_as_joiner_forms_a_group);
 	tcase_add_test(tc, held_report_counts_in_the_new_epochs_groups);
+	tcase_add_test(tc, permission_without_grant_does_not_cross_a_cut);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -376,6 +376,21 @@ h_queued(const struct h_cluster *c, int from, int to, uint8_t kind)
 	return NULL;
 }
 
+/* The last message of kind sent from -> to, delivered or not, while the
+ * ring still keeps it; NULL if none. */
+static inline const struct dm_msg *
+h_last_sent(const struct h_cluster *c, int from, int to, uint8_t kind)
+{
+	size_t oldest = c->qtail > H_QUEUE ? c->qtail - H_QUEUE : 0;
+
+	for (size_t i = c->qtail; i-- > oldest;) {
+		const struct h_packet *p = &c->q[i % H_QUEUE];
+		if (p->from == from && p->to == to && p->msg.kind == kind)
+			return &p->msg;
+	}
+	return NULL;
+}
+
 /* Take the first queued message of kind from -> to out of the queue. */
 static inline struct h_packet
 h_unqueue(struct h_cluster *c, int from, int to, uint8_t kind)
