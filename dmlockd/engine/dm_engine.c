@@ -341,6 +341,10 @@ dm_engine_new(const struct dm_engine_config *cfg, struct dm_engine **ret)
 	e->heap = calloc(256, sizeof(*e->heap));
 	if (e->heap == NULL)
 		goto fail;
+	e->heartbeats_n = dm_lease_ring_size(e);
+	e->heartbeats = calloc(e->heartbeats_n, sizeof(*e->heartbeats));
+	if (e->heartbeats == NULL)
+		goto fail;
 	e->heap_cap = 256;
 	r = dm_table_init(e);
 	if (r < 0)
@@ -379,6 +383,7 @@ dm_engine_free(struct dm_engine *e)
 		dm_table_fini(e);
 	}
 	free(e->heap);
+	free(e->heartbeats);
 	free(e->sponsors);
 	free(e->departed);
 	free(e->refused);

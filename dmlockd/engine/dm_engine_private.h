@@ -139,8 +139,10 @@ struct dm_node {
 	dm_msec_t	 remove_at;	/* restarted: erase the old incarnation then (0 = no) */
 };
 
-/* A lease heartbeat awaiting acknowledgements (majority policy). */
-#define DM_HEARTBEATS_INFLIGHT	16
+/* Lease rounds kept for acknowledgements (majority policy): at least
+ * this many, and enough for every round one lease can open
+ * (dm_lease_ring_size()). */
+#define DM_HEARTBEATS_MIN	16
 /* An election epoch: counter, coordinator name. */
 struct dm_el_epoch {
 	uint64_t	 k;
@@ -286,7 +288,8 @@ struct dm_engine {
 	struct dm_timer	 heartbeat_timer;
 	struct dm_timer	 lease_timer;
 	uint64_t	 heartbeat_serial;
-	struct dm_heartbeat heartbeats[DM_HEARTBEATS_INFLIGHT];
+	struct dm_heartbeat *heartbeats;	/* ring of heartbeats_n rounds */
+	size_t		 heartbeats_n;
 
 	/* Lock table (chained hash keyed by name) and handle table. */
 	struct dm_lock	**locks;
@@ -337,6 +340,7 @@ void		 dm_floor_persist(struct dm_engine *e);
 uint64_t	 dm_msg_sender_incarnation(const struct dm_msg *m);
 bool		 dm_lease_needed(const struct dm_engine *e);
 bool		 dm_lease_valid(const struct dm_engine *e);
+size_t		 dm_lease_ring_size(const struct dm_engine *e);
 
 /* dm_local.c: local clients and the node's phase per lock. */
 int		 dm_local_acquire(struct dm_engine *e, const struct dm_event *ev);

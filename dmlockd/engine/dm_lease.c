@@ -57,12 +57,29 @@ dm_lease_valid(const struct dm_engine *e)
 	return e->now < e->lease_until && e->lease_epoch >= e->epoch;
 }
 
+/*
+ * How many rounds the ring keeps.  A round can still extend the lease
+ * while an ack arrives within lease_ms of its send, and rounds open at most
+ * every heartbeat_ms / 4 (dm_lease_round() shares them) plus one per
+ * heartbeat: so 4 * lease / heartbeat + 4 covers a lease.  A fixed ring of
+ * 16 dropped acks later than about 4 heartbeats (2 s with the defaults)
+ * under load.
+ */
+size_t
+dm_lease_ring_size(const struct dm_engine *e)
+{
+	size_t per_lease = (size_t)((e->lease_ms + e->heartbeat_ms - 1) / e->heartbeat_ms);
+	size_t n = 4 * per_lease + 4;
+
+	return n < DM_HEARTBEATS_MIN ? DM_HEARTBEATS_MIN : n;
+}
+
 /* Open a new lease round sent now. */
 static uint64_t
 lease_round_open(struct dm_engine *e)
 {
 	uint64_t serial = ++e->heartbeat_serial;
-	struct dm_heartbeat *hb = &e->heartbeats[serial % DM_HEARTBEATS_INFLIGHT];
+	struct dm_heartbeat *hb = &e->heartbeats[serial % e->heartbeats_n];
 
 	memset(hb, 0, sizeof(*hb));
 	hb->serial = serial;
@@ -84,7 +101,7 @@ dm_lease_round(struct dm_engine *e)
 		dm_timer_arm(e, &e->heartbeat_timer, e->now + e->heartbeat_ms);
 	/* Requests in quick succession share a round (its lease counts from
 	 * a little earlier, which is only more conservative). */
-	last = &e->heartbeats[e->heartbeat_serial % DM_HEARTBEATS_INFLIGHT];
+	last = &e->heartbeats[e->heartbeat_serial % e->heartbeats_n];
 	if (e->heartbeat_serial != 0 && last->serial == e->heartbeat_serial &&
 	    e->now - last->sent_at < e->heartbeat_ms / 4 && last->epoch == e->epoch)
 		return last->serial;
@@ -205,7 +222,7 @@ dm_lease_on_heartbeat_ack(struct dm_engine *e, dm_slot_t from, const struct dm_m
 static void
 lease_acked(struct dm_engine *e, dm_slot_t from, uint64_t serial)
 {
-	struct dm_heartbeat *hb = &e->heartbeats[serial % DM_HEARTBEATS_INFLIGHT];
+	struct dm_heartbeat *hb = &e->heartbeats[serial % e->heartbeats_n];
 	dm_msec_t until;
 
 	if (hb->serial != serial || serial == 0 || dm_bit_get(hb->acked, from) ||

@@ -866,7 +866,14 @@ on_node_failed(struct dm_engine *e, dm_slot_t from, const char *peer, const stru
 		 * member to add it again instead helped Maekawa under pauses
 		 * but broke Naimi-Trehel seeds: NOTES.md, round 4.) */
 		sponsor_abort(e);
-		return 0;
+		/* If we list it already (it joined before and asks again), the
+		 * removal is about our entry as well: go on and erase it.
+		 * Raymond --election invitation 419/4 (partition): n3 agreed to
+		 * remove n0, took the announcement as about the join only,
+		 * released its vote and kept n0 listed; it acknowledged n0's
+		 * lease again while n1 had erased n0. */
+		if (s == DM_SLOT_NONE)
+			return 0;
 	}
 	if (s == e->self && e->membership == DM_MEMBER_JOINING && spent_incarnation(e, m)) {
 		/* From anyone: a joiner's roster is provisional. */

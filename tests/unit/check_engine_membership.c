@@ -1457,6 +1457,34 @@ START_TEST(test_stale_join_does_not_condemn_live_member)
 }
 END_TEST
 
+START_TEST(test_sponsor_applies_removal_of_listed_joiner)
+{
+	/* Raymond --election invitation 419/4 (partition; the path is the
+	 * engine's, any algorithm): n3, sponsoring again the join of n0, which
+	 * it still listed under the same incarnation, agreed to n1's vote to
+	 * remove n0, then took the announcement as about the join only: it
+	 * gave the join up, released its vote and kept n0 listed, so it
+	 * acknowledged n0's lease again while n1 had erased n0 -- the lease a
+	 * removal must end.  The announcement erases the listed entry too. */
+	struct dm_msg m;
+
+	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
+	learn_incarnations();
+	C.down[2] = true;
+	h_advance(&C, C.now + 8000);			/* node2 silent past T_fail */
+	C.down[2] = false;
+	subject_msg(&m, DM_MSG_JOIN, "node2", 1);	/* the listed incarnation asks again */
+	inject(2, 0, &m);
+	ck_assert_ptr_nonnull(queued(0, 1, DM_RA_REQUEST));	/* node0 sponsors: roster lock */
+	suspect(1, 0, "node2", 1, 1, 3);
+	ck_assert_uint_eq(queued(0, 1, DM_MSG_SUSPECT_VOTE)->arg, 1);	/* node0 agrees */
+	node_failed(1, 0, "node2", 1, 3, 0);
+	ck_assert_ptr_nonnull(queued(0, 2, DM_MSG_JOIN_REFUSED));	/* the join is given up */
+	ck_assert_uint_eq(h_roster(&C, 0), 2);		/* and the entry erased */
+	ck_assert(!heartbeat_acked(2, 0, 9));
+}
+END_TEST
+
 static Suite *
 membership_suite(void)
 {
@@ -1503,6 +1531,7 @@ membership_suite(void)
 	tcase_add_test(tc, test_leaving_sponsor_redirects_refused_joiner);
 	tcase_add_test(tc, test_silent_entry_suspected_when_another_incarnation_speaks);
 	tcase_add_test(tc, test_stale_join_does_not_condemn_live_member);
+	tcase_add_test(tc, test_sponsor_applies_removal_of_listed_joiner);
 	suite_add_tcase(s, tc);
 	return s;
 }

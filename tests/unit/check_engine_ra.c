@@ -264,6 +264,45 @@ START_TEST(test_lease_lost_when_cut_off)
 }
 END_TEST
 
+START_TEST(test_late_ack_of_an_early_round_counts)
+{
+	/* A lease round extends the lease while its ack comes back within a
+	 * lease of its send.  Rounds open up to every heartbeat / 4 (one per
+	 * request) besides the heartbeat timer's, so with the defaults (lease
+	 * 3 s, heartbeat 500 ms) twenty requests 130 ms apart open some 25
+	 * rounds within one lease.  A fixed ring of 16 had reused the first
+	 * request's slot by the time its acks came back: the holder lost its
+	 * lock at the old lease end although those acks gave it 130 ms more
+	 * (NOTES.md, "Session 8", a CI flake candidate). */
+	struct h_packet p;
+	dm_msec_t t0;
+
+	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
+	h_acquire(&C, 0, 1, "held", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&C);
+	ck_assert(granted(1));
+	t0 = C.now;				/* lease until t0 + 3000 */
+	C.cut[1] = C.cut[2] = true;
+	for (int k = 0; k < 20; k++) {
+		char name[16];
+		h_advance(&C, t0 + 130 * (dm_msec_t)(k + 1));
+		snprintf(name, sizeof(name), "r%d", k);
+		h_acquire(&C, 0, 100 + (uint64_t)k, name, DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	}
+	/* node1 answers the first of them only (sent at t0 + 130). */
+	p = h_unqueue(&C, 0, 1, DM_RA_REQUEST);
+	ck_assert_str_eq(p.msg.lock, "r0");
+	h_inject(&C, 0, 1, &p.msg);
+	p = h_unqueue(&C, 1, 0, DM_RA_REPLY);
+	ck_assert_str_eq(p.msg.lock, "r0");
+	h_inject(&C, 1, 0, &p.msg);
+	h_advance(&C, t0 + 3050);
+	ck_assert_ptr_null(h_find(&C, DM_FX_LOST, 1));
+	h_advance(&C, t0 + 3200);
+	ck_assert_ptr_nonnull(h_find(&C, DM_FX_LOST, 1));	/* at t0 + 3130 */
+}
+END_TEST
+
 static Suite *
 ra_suite(void)
 {
@@ -281,6 +320,7 @@ ra_suite(void)
 	tcase_add_test(tc, test_stale_token_breakage);
 	tcase_add_test(tc, test_never_defer_breakage);
 	tcase_add_test(tc, test_lease_lost_when_cut_off);
+	tcase_add_test(tc, test_late_ack_of_an_early_round_counts);
 	suite_add_tcase(s, tc);
 	return s;
 }
