@@ -382,6 +382,84 @@ START_TEST(heap_orders_by_time_then_insertion)
 }
 END_TEST
 
+/* The heap against a plain list under the simulator's use: pushes, pops,
+ * and the tracked engine timers (one per "node") dropped or replaced in
+ * place.  Every pop must be the list's earliest (time, insertion) event,
+ * with its payload, and every tracker must hold its event's heap index. */
+START_TEST(heap_matches_a_list_with_trackers)
+{
+	enum { TRACKERS = 8, MAXQ = 4096 };
+	struct sim_heap h;
+	struct sim_rng rng;
+	struct { sim_time_t at; uint64_t seq; int tracker; } list[MAXQ];
+	size_t n = 0, pos[TRACKERS];
+	uint64_t seq = 0;
+	sim_time_t now = 0;
+
+	sim_heap_init(&h);
+	sim_rng_seed(&rng, 11);
+	for (int t = 0; t < TRACKERS; t++)
+		pos[t] = SIZE_MAX;
+	for (int step = 0; step < 200000; step++) {
+		unsigned op = (unsigned)sim_rng_below(&rng, 10);
+		int t = (int)sim_rng_below(&rng, TRACKERS);
+		struct sim_event ev = { .at = now + sim_rng_below(&rng, 40), .a = ++seq };
+
+		if (op < 3 && n < MAXQ) {		/* push, untracked */
+			ck_assert_int_eq(sim_heap_push(&h, &ev), 0);
+			list[n].at = ev.at, list[n].seq = ev.a, list[n].tracker = -1, n++;
+		} else if (op >= 3 && op < 5) {		/* (re)arm tracker t */
+			size_t k;
+			ev.track = &pos[t];
+			for (k = 0; k < n && list[k].tracker != t; k++)
+				;
+			if (pos[t] != SIZE_MAX) {
+				/* Replaced: the old one goes, the new one is the
+				 * latest inserted. */
+				ck_assert_uint_lt(k, n);
+				sim_heap_replace(&h, pos[t], &ev);
+				memmove(&list[k], &list[k + 1], (n - k - 1) * sizeof(list[0]));
+				list[n - 1].at = ev.at, list[n - 1].seq = ev.a, list[n - 1].tracker = t;
+			} else if (n < MAXQ) {
+				ck_assert_int_eq(sim_heap_push(&h, &ev), 0);
+				list[n].at = ev.at, list[n].seq = ev.a, list[n].tracker = t, n++;
+				ck_assert_uint_ne(pos[t], SIZE_MAX);	/* the tracker knows where */
+			}
+		} else if (op == 5 && pos[t] != SIZE_MAX) {	/* drop tracker t */
+			size_t k;
+			for (k = 0; k < n && list[k].tracker != t; k++)
+				;
+			ck_assert_uint_lt(k, n);
+			sim_heap_remove(&h, pos[t]);
+			ck_assert_uint_eq(pos[t], SIZE_MAX);
+			memmove(&list[k], &list[k + 1], (n - k - 1) * sizeof(list[0]));
+			n--;
+		} else if (n > 0) {			/* pop */
+			struct sim_event out;
+			size_t best = 0;
+			for (size_t k = 1; k < n; k++)
+				if (list[k].at < list[best].at)
+					best = k;	/* ties: the earlier inserted (list order) */
+			ck_assert_int_eq(sim_heap_pop(&h, &out), 0);
+			ck_assert_uint_eq(out.at, list[best].at);
+			ck_assert_uint_eq(out.a, list[best].seq);
+			if (list[best].tracker >= 0)
+				ck_assert_uint_eq(pos[list[best].tracker], SIZE_MAX);
+			now = out.at;
+			memmove(&list[best], &list[best + 1], (n - best - 1) * sizeof(list[0]));
+			n--;
+		}
+		ck_assert_uint_eq(h.n, n);
+		for (int u = 0; u < TRACKERS; u++)
+			if (pos[u] != SIZE_MAX) {
+				ck_assert_uint_lt(pos[u], n);
+				ck_assert_ptr_eq(h.ev[h.key[pos[u]].slot & 0x7fffffffu].track, &pos[u]);
+			}
+	}
+	sim_heap_fini(&h);
+}
+END_TEST
+
 START_TEST(rng_is_reproducible_and_bounded)
 {
 	struct sim_rng a, b;
@@ -432,6 +510,7 @@ checker_suite(void)
 
 	tc = tcase_create("parts");
 	tcase_add_test(tc, heap_orders_by_time_then_insertion);
+	tcase_add_test(tc, heap_matches_a_list_with_trackers);
 	tcase_add_test(tc, rng_is_reproducible_and_bounded);
 	suite_add_tcase(s, tc);
 	return s;

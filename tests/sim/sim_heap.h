@@ -1,8 +1,9 @@
 /*
- * sim_heap.h: the discrete-event queue, a binary min-heap of events keyed
- * by (real time, insertion number) so events at the same instant run in
- * the order they were scheduled and every run is reproducible.  The heap
- * owns only its array; event payloads are plain values.
+ * sim_heap.h: the discrete-event queue, a min-heap of events keyed by
+ * (real time, insertion number) so events at the same instant run in the
+ * order they were scheduled and every run is reproducible.  The heap owns
+ * its arrays (a pool of events and the heap of their keys); event payloads
+ * are plain values.
  */
 #ifndef SIM_HEAP_H
 #define SIM_HEAP_H
@@ -24,9 +25,18 @@ struct sim_event {
 					 * (SIZE_MAX once popped or removed) */
 };
 
+/* A heap entry: an event's key and its pool slot (sim_heap.c). */
+struct sim_heap_key {
+	sim_time_t	 at;
+	uint64_t	 order;
+	uint32_t	 slot;
+};
+
 struct sim_heap {
-	struct sim_event *ev;
-	size_t		  n, cap;
+	struct sim_event *ev;		/* pool, cap slots */
+	struct sim_heap_key *key;	/* the heap, n keys */
+	uint32_t	 *free_slot;	/* stack of n_free free pool slots */
+	size_t		  n, cap, n_free;
 	uint64_t	  next_order;
 };
 
@@ -45,6 +55,7 @@ void sim_heap_remove(struct sim_heap *h, size_t i);
  * one sift instead of two.  i must be the index of a queued event. */
 void sim_heap_replace(struct sim_heap *h, size_t i, const struct sim_event *ev);
 /* Call fn on every queued event (in heap order, not time order). */
-void sim_heap_visit(struct sim_heap *h, void (*fn)(void *ctx, struct sim_event *ev), void *ctx);
+void sim_heap_visit(struct sim_heap *h, void (*fn)(void *ctx, const struct sim_event *ev),
+    void *ctx);
 
 #endif /* SIM_HEAP_H */
