@@ -768,13 +768,13 @@ on_suspect_vote(struct dm_engine *e, dm_slot_t from, const struct dm_msg *m)
 }
 
 static void
-restart_and_rejoin_why(struct dm_engine *e, const char *told_by, const char *why)
+restart_and_rejoin(struct dm_engine *e, const char *told_by)
 {
 	/* §7.4: "the node should restart itself and use the insertion protocol";
 	 * §7.2.1: wait the restart interval first. */
 	dm_slot_t by = dm_roster_find(e, told_by, strlen(told_by));
 
-	dm_log(e, DM_LOG_ERR, why, NULL, by);
+	dm_log(e, DM_LOG_ERR, "removed from the roster: restarting and rejoining", NULL, by);
 	/* Sponsors to try: the node that told us first, then the old roster. */
 	memset(&e->sponsors[0], 0, sizeof(e->sponsors[0]));
 	memcpy(e->sponsors[0].name, told_by, strlen(told_by) + 1);
@@ -810,12 +810,6 @@ restart_and_rejoin_why(struct dm_engine *e, const char *told_by, const char *why
 	dm_timer_stop(e, &e->lease_timer);
 	e->lease_until = 0;
 	dm_timer_arm(e, &e->roster_timer, e->now + e->restart_interval_ms);
-}
-
-static void
-restart_and_rejoin(struct dm_engine *e, const char *told_by)
-{
-	restart_and_rejoin_why(e, told_by, "removed from the roster: restarting and rejoining");
 }
 
 /*
@@ -960,28 +954,6 @@ on_node_failed(struct dm_engine *e, dm_slot_t from, const char *peer, const stru
 		note_removed(e, s);
 	dm_roster_erase(e, s);
 	return 0;
-}
-
-void
-dm_membership_restart_refused(struct dm_engine *e)
-{
-	dm_slot_t by = DM_SLOT_NONE;
-
-	if (e->membership != DM_MEMBER_ACTIVE && e->membership != DM_MEMBER_SYNCING)
-		return;
-	/* Rejoin first through a member that still acknowledges us. */
-	for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
-	    j = dm_roster_next(e, j)) {
-		if (j == e->self)
-			continue;
-		if (by == DM_SLOT_NONE ||
-		    (e->nodes[by].refuses_our_lease && !e->nodes[j].refuses_our_lease))
-			by = j;
-	}
-	if (by == DM_SLOT_NONE)
-		return;
-	restart_and_rejoin_why(e, e->nodes[by].name, "members that agreed to remove us refuse "
-	    "our lease and cannot be outvoted: restarting and rejoining");
 }
 
 static int

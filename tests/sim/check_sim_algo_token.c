@@ -176,10 +176,6 @@ static const struct {
 	 * into a grant (check_algo_token's
 	 * permission_without_grant_does_not_cross_a_cut). */
 	{ 419, 4, SIM_F_PARTITION, "old permission granted under a new label", "invitation" },
-	/* Liveness: a node held condemned by voters that could not win a
-	 * removal (NOTES.md, "Session 9"): found on 53c2041's engine. */
-	{ 302194, 14, SIM_F_PARTITION, "refused by a stuck minority", "invitation" },
-	{ 120179, 4, SIM_F_PAUSE, "refused by a stuck minority", NULL },
 };
 
 START_TEST(replay)

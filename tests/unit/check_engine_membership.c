@@ -1485,64 +1485,6 @@ START_TEST(test_sponsor_applies_removal_of_listed_joiner)
 }
 END_TEST
 
-START_TEST(test_refused_by_a_stuck_minority_restarts)
-{
-	/* Raymond --election invitation 302194/14 (partition): seven of
-	 * fourteen members had agreed to a vote on n1 whose prober was then
-	 * removed; each asked to remove n1 itself, the others (who hear n1)
-	 * refused, and n1 never had a lease majority again: its client waited
-	 * for ever.  Here node0 and node1 agreed to node3's vote on node4,
-	 * node3 is removed before its outcome, and node0 and node1 can
-	 * neither remove node4 (node2 hears it) nor acknowledge it.  node4
-	 * sees their refusals, leaves after 2 T_fail and rejoins under a new
-	 * incarnation; then it is served again. */
-	struct dm_event ev = { .type = DM_EV_REMOVE_NODE };
-	dm_msec_t removed_at;
-
-	h_init(&C, 5, DM_FAILURE_MAJORITY, 0);
-	learn_incarnations();
-	C.down[4] = true;
-	h_advance(&C, C.now + 8000);			/* node4 silent past T_fail */
-	C.down[4] = false;
-	suspect(3, 0, "node4", 1, 1, 3);
-	suspect(3, 1, "node4", 1, 1, 3);
-	ck_assert_uint_eq(queued(0, 3, DM_MSG_SUSPECT_VOTE)->arg, 1);
-	ck_assert_uint_eq(queued(1, 3, DM_MSG_SUSPECT_VOTE)->arg, 1);
-	h_acquire(&C, 4, 1, "x", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
-	h_pump(&C);
-	ck_assert(granted(1));				/* node2, node3 and node4 */
-	C.down[3] = true;
-	ev.u.remove.peer = "node3";
-	for (int i = 0; i < 5; i++)
-		if (i != 3)
-			ck_assert_int_eq(h_step(&C, i, &ev), 0);
-	h_pump(&C);
-	removed_at = C.now;
-	ck_assert_uint_eq(h_roster(&C, 4), 4);
-	/* node4 keeps asking (so node2 keeps hearing it and refuses to
-	 * remove it), but only node2 acknowledges: 2 of 4. */
-	h_acquire(&C, 4, 2, "y", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
-	h_pump(&C);
-	h_advance(&C, C.now + 5000);
-	ck_assert_ptr_nonnull(h_find(&C, DM_FX_LOST, 1));	/* no lease */
-	ck_assert(!granted(2));
-	ck_assert_uint_gt(C.sent_lease_refusals, 0);
-	for (int k = 0; k < 120 && !granted(2) && h_find(&C, DM_FX_DENY, 2) == NULL; k++)
-		h_advance(&C, C.now + 500);
-	ck_assert_msg(granted(2) || h_find(&C, DM_FX_DENY, 2) != NULL,
-	    "node4 neither served nor told: stuck behind the voters");
-	ck_assert_uint_ge(C.now - removed_at, 14000);	/* not before 2 T_fail */
-	/* It rejoined under a new incarnation, and is served again. */
-	for (int k = 0; k < 120 && !(h_ready(&C, 4) && h_roster(&C, 4) == 4); k++)
-		h_advance(&C, C.now + 500);
-	ck_assert(h_ready(&C, 4));
-	h_acquire(&C, 4, 3, "z", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
-	for (int k = 0; k < 120 && !granted(3); k++)
-		h_advance(&C, C.now + 500);
-	ck_assert_msg(granted(3), "node4 never served again");
-}
-END_TEST
-
 static Suite *
 membership_suite(void)
 {
@@ -1590,7 +1532,6 @@ membership_suite(void)
 	tcase_add_test(tc, test_silent_entry_suspected_when_another_incarnation_speaks);
 	tcase_add_test(tc, test_stale_join_does_not_condemn_live_member);
 	tcase_add_test(tc, test_sponsor_applies_removal_of_listed_joiner);
-	tcase_add_test(tc, test_refused_by_a_stuck_minority_restarts);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -51,10 +51,7 @@ struct h_cluster {
 	size_t		 nfx;
 	int		 stepping;		/* node whose effects we record */
 	size_t		 sent_algo;		/* algorithm messages sent */
-	/* By kind; a HEARTBEAT_ACK that refuses (DM_HEARTBEAT_REFUSED) counts
-	 * in sent_lease_refusals instead: sent_kind[] counts acks given. */
 	size_t		 sent_kind[256];
-	size_t		 sent_lease_refusals;
 };
 
 static inline int
@@ -81,11 +78,7 @@ h_emit(void *ctx, const struct dm_effect *fx)
 		p->to = to;
 		p->msg = *fx->u.send.msg;
 		p->fx_before = c->nfx;
-		if (fx->u.send.msg->kind == DM_MSG_HEARTBEAT_ACK &&
-		    fx->u.send.msg->arg == DM_HEARTBEAT_REFUSED)
-			c->sent_lease_refusals++;
-		else
-			c->sent_kind[fx->u.send.msg->kind]++;
+		c->sent_kind[fx->u.send.msg->kind]++;
 		if (fx->u.send.msg->kind >= DM_MSG_ALGO_BASE)
 			c->sent_algo++;
 		return;
