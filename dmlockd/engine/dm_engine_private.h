@@ -137,6 +137,9 @@ struct dm_node {
 	uint64_t	 incarnation;
 	dm_msec_t	 last_heard;	/* last message received from it */
 	dm_msec_t	 remove_at;	/* restarted: erase the old incarnation then (0 = no) */
+	/* It answered our last lease heartbeat with a refusal: it holds us
+	 * condemned (dm_lease.c, "refused by a majority"). */
+	bool		 refuses_our_lease;
 };
 
 /* Lease rounds kept for acknowledgements (majority policy): at least
@@ -181,6 +184,9 @@ struct dm_engine {
 	uint32_t	 drift_ppm;
 	uint32_t	 breakage;
 	char		 sponsor[DM_NODE_NAME_MAX + 1];	/* the one asked now */
+	/* Joining: the sponsor whose snapshot the from_snapshot entries came
+	 * from (a roster is one sponsor's, never a mixture). */
+	char		 snapshot_from[DM_NODE_NAME_MAX + 1];
 	char		 sponsor_address[DM_ADDRESS_MAX + 1];
 	/* Sponsors to try in turn (the config's, or the old roster when told to
 	 * rejoin), so two removed nodes never wait on each other forever. */
@@ -278,6 +284,9 @@ struct dm_engine {
 	/* The message being received comes from another incarnation than the
 	 * roster's entry for its sender: it acknowledges no lease of ours. */
 	bool		 rx_other_incarnation;
+	/* Since when the members refusing our lease leave too few others
+	 * for a majority (0: not so, or idle). */
+	dm_msec_t	 lease_refused_since;
 	/* Our epoch before the message being received raised it. */
 	uint64_t	 rx_epoch_before;
 	/* Algorithms with an election (dm_election.h), see dm_lease.c: the
@@ -392,8 +401,12 @@ int		 dm_membership_receive(struct dm_engine *e, dm_slot_t from, const char *pee
 		    const struct dm_msg *m);
 
 bool		 dm_membership_condemned(const struct dm_engine *e, dm_slot_t slot);
+bool		 dm_membership_refuses_for_good(const struct dm_engine *e, dm_slot_t slot);
 void		 dm_membership_vote_dropped(struct dm_engine *e);
 void		 dm_membership_vote_orphaned(struct dm_engine *e, dm_slot_t subject);
+/* Members that agreed to remove us refuse our lease and cannot be
+ * outvoted: leave and rejoin under a new incarnation (dm_lease.c). */
+void		 dm_membership_restart_refused(struct dm_engine *e);
 void		 dm_membership_heard(struct dm_engine *e, dm_slot_t from);
 /* A message from another incarnation than the one listed for from. */
 void		 dm_membership_other_incarnation(struct dm_engine *e, dm_slot_t from,

@@ -27,6 +27,21 @@
  *  - the new coordinator waits dm_lease_fence_ms() after the last
  *    acceptance before its epoch starts, so every lease renewed under an
  *    older epoch has run out by then.
+ *
+ * Refused by a majority: an active member that holds an agreement to
+ * remove this node for good (the prober was removed before the outcome
+ * reached it: dm_membership_refuses_for_good()) answers its heartbeats
+ * with a refusal; every other refusal is silent, as it ends by itself (a
+ * joiner's, a running vote's: counted, they made a node restart while the
+ * others were rejoining through it, Ricart-Agrawala 4595/4, crashes).  If
+ * the members refusing leave too few others for a majority for 2 T_fail (a
+ * removal that is going to commit has by then), no lease can ever hold
+ * here: the voters wait for a removal
+ * the others, who hear us, refuse (a vote whose prober was removed before
+ * its outcome: dmlock-sim --algorithm raymond --election invitation --seed
+ * 302194 --nodes 14 --fault-mask 4).  The node then leaves and rejoins
+ * under a new incarnation, as if told it was removed
+ * (dm_membership_restart_refused()); its holders had no lease anyway.
  */
 #include <errno.h>
 #include <string.h>
@@ -153,11 +168,35 @@ dm_lease_activity(struct dm_engine *e)
 	lease_send_heartbeat(e);
 }
 
+/* Do the members refusing our lease leave too few others for a majority? */
+static bool
+lease_refused_by_majority(const struct dm_engine *e)
+{
+	size_t others = 1;	/* self */
+
+	for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
+	    j = dm_roster_next(e, j))
+		others += j != e->self && !e->nodes[j].refuses_our_lease;
+	return others * 2 <= e->n_nodes;
+}
+
 void
 dm_lease_heartbeat_timer(struct dm_engine *e)
 {
-	if (!dm_lease_needed(e) || (e->held_local == 0 && e->waiting_local == 0))
+	if (!dm_lease_needed(e) || (e->held_local == 0 && e->waiting_local == 0)) {
+		e->lease_refused_since = 0;
 		return;	/* idle: let the lease lapse quietly */
+	}
+	if (dm_lease_valid(e) || !lease_refused_by_majority(e)) {
+		e->lease_refused_since = 0;
+	} else if (e->lease_refused_since == 0) {
+		e->lease_refused_since = e->now;
+	} else if (e->now - e->lease_refused_since >=
+	    2 * (e->request_timeout_ms + e->probe_timeout_ms)) {
+		e->lease_refused_since = 0;
+		dm_membership_restart_refused(e);
+		return;
+	}
 	lease_send_heartbeat(e);
 }
 
@@ -195,8 +234,20 @@ dm_lease_on_heartbeat(struct dm_engine *e, dm_slot_t from, const struct dm_msg *
 {
 	struct dm_msg *ack;
 
-	if (dm_membership_condemned(e, from))
-		return 0;	/* we agreed to remove it: its lease must run out */
+	if (dm_membership_condemned(e, from)) {
+		/* We agreed to remove it: its lease must run out.  A refusal
+		 * that only time or a vote ends stays silent; one held for good
+		 * (an orphaned agreement) is said (see the top: refused by a
+		 * majority). */
+		if (!dm_membership_refuses_for_good(e, from))
+			return 0;
+		ack = dm_msg_begin(e, DM_MSG_HEARTBEAT_ACK, NULL);
+		ack->token = 0;
+		ack->serial = m->serial;
+		ack->arg = DM_HEARTBEAT_REFUSED;
+		dm_send(e, from, ack);
+		return 0;
+	}
 	if (!election_label_acceptable(e, from, m)) {
 		/* It still works in an election epoch older than the one we
 		 * accepted: whatever it holds of that epoch must lapse before
@@ -215,6 +266,11 @@ dm_lease_on_heartbeat(struct dm_engine *e, dm_slot_t from, const struct dm_msg *
 int
 dm_lease_on_heartbeat_ack(struct dm_engine *e, dm_slot_t from, const struct dm_msg *m)
 {
+	if (m->arg == DM_HEARTBEAT_REFUSED) {
+		if (from < DM_NODES_MAX && e->nodes[from].used && !e->rx_other_incarnation)
+			e->nodes[from].refuses_our_lease = true;
+		return 0;
+	}
 	lease_acked(e, from, m->serial);
 	return 0;
 }
@@ -225,8 +281,10 @@ lease_acked(struct dm_engine *e, dm_slot_t from, uint64_t serial)
 	struct dm_heartbeat *hb = &e->heartbeats[serial % e->heartbeats_n];
 	dm_msec_t until;
 
-	if (hb->serial != serial || serial == 0 || dm_bit_get(hb->acked, from) ||
-	    e->rx_other_incarnation)
+	if (serial == 0 || e->rx_other_incarnation)
+		return;
+	e->nodes[from].refuses_our_lease = false;
+	if (hb->serial != serial || dm_bit_get(hb->acked, from))
 		return;
 	dm_bit_set(hb->acked, from, true);
 	hb->acks++;

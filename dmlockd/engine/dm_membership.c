@@ -663,6 +663,19 @@ dm_membership_condemned(const struct dm_engine *e, dm_slot_t slot)
 	return false;
 }
 
+/* Do we, an active member, refuse slot's lease for good: we agreed to a
+ * removal whose outcome we can no longer learn (vote_orphaned)?  Every
+ * other refusal ends by itself: a running vote commits or is withdrawn,
+ * a condemned entry is removed or speaks again, a joiner becomes a
+ * member.  Only this one is said to the subject (dm_lease.c). */
+bool
+dm_membership_refuses_for_good(const struct dm_engine *e, dm_slot_t slot)
+{
+	return slot < DM_NODES_MAX && e->nodes[slot].used && e->nodes[slot].vote_orphaned &&
+	    (e->membership == DM_MEMBER_ACTIVE || e->membership == DM_MEMBER_SYNCING ||
+	    e->membership == DM_MEMBER_LEAVING);
+}
+
 /* A message from a member.  If we were voting to remove it, it is alive
  * after all: withdraw the vote (never committed) so that the members that
  * agreed may acknowledge its lease again.  Likewise if another
@@ -768,13 +781,13 @@ on_suspect_vote(struct dm_engine *e, dm_slot_t from, const struct dm_msg *m)
 }
 
 static void
-restart_and_rejoin(struct dm_engine *e, const char *told_by)
+restart_and_rejoin_why(struct dm_engine *e, const char *told_by, const char *why)
 {
 	/* §7.4: "the node should restart itself and use the insertion protocol";
 	 * §7.2.1: wait the restart interval first. */
 	dm_slot_t by = dm_roster_find(e, told_by, strlen(told_by));
 
-	dm_log(e, DM_LOG_ERR, "removed from the roster: restarting and rejoining", NULL, by);
+	dm_log(e, DM_LOG_ERR, why, NULL, by);
 	/* Sponsors to try: the node that told us first, then the old roster. */
 	memset(&e->sponsors[0], 0, sizeof(e->sponsors[0]));
 	memcpy(e->sponsors[0].name, told_by, strlen(told_by) + 1);
@@ -810,6 +823,12 @@ restart_and_rejoin(struct dm_engine *e, const char *told_by)
 	dm_timer_stop(e, &e->lease_timer);
 	e->lease_until = 0;
 	dm_timer_arm(e, &e->roster_timer, e->now + e->restart_interval_ms);
+}
+
+static void
+restart_and_rejoin(struct dm_engine *e, const char *told_by)
+{
+	restart_and_rejoin_why(e, told_by, "removed from the roster: restarting and rejoining");
 }
 
 /*
@@ -954,6 +973,28 @@ on_node_failed(struct dm_engine *e, dm_slot_t from, const char *peer, const stru
 		note_removed(e, s);
 	dm_roster_erase(e, s);
 	return 0;
+}
+
+void
+dm_membership_restart_refused(struct dm_engine *e)
+{
+	dm_slot_t by = DM_SLOT_NONE;
+
+	if (e->membership != DM_MEMBER_ACTIVE && e->membership != DM_MEMBER_SYNCING)
+		return;
+	/* Rejoin first through a member that still acknowledges us. */
+	for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
+	    j = dm_roster_next(e, j)) {
+		if (j == e->self)
+			continue;
+		if (by == DM_SLOT_NONE ||
+		    (e->nodes[by].refuses_our_lease && !e->nodes[j].refuses_our_lease))
+			by = j;
+	}
+	if (by == DM_SLOT_NONE)
+		return;
+	restart_and_rejoin_why(e, e->nodes[by].name, "members that agreed to remove us refuse "
+	    "our lease and cannot be outvoted: restarting and rejoining");
 }
 
 static int
@@ -1138,6 +1179,21 @@ on_leave(struct dm_engine *e, dm_slot_t from, const char *peer, const struct dm_
 	if (from == DM_SLOT_NONE)
 		return 0;
 	send_simple(e, from, DM_MSG_LEAVE_ACK, 0, 0);
+	if (e->sponsoring && strcmp(e->joiner, peer) == 0 &&
+	    e->joiner_incarnation == e->nodes[from].incarnation) {
+		/* The node we sponsor joined through another sponsor and now
+		 * leaves.  Our join must not go on: with the roster lock it
+		 * would add the leaver again, every member would list a node
+		 * that is gone, and the next sponsor would wait for its
+		 * NODE_ADD_ACK for ever, holding the roster lock (raymond
+		 * 762126/15, leaves: no join finished again).  Erase first, so
+		 * the abort cancels a NODE_ADD of ours already out. */
+		e->sponsoring = false;	/* (no finish from the erase) */
+		dm_roster_erase(e, from);
+		e->sponsoring = true;
+		sponsor_abort(e);
+		return 0;
+	}
 	dm_roster_erase(e, from);
 	return 0;
 }
@@ -1693,13 +1749,41 @@ snapshot_count(const struct dm_engine *e)
 	return n;
 }
 
+/* Joining: drop the snapshot entries taken so far, or (all) every entry
+ * but ours; those a NODE_ADD also told us stay (their sponsors counted our
+ * ack). */
+static void
+snapshot_discard(struct dm_engine *e, bool all)
+{
+	for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
+	    j = dm_roster_next(e, j)) {
+		if (j == e->self || (!all && !e->nodes[j].from_snapshot))
+			continue;
+		if (e->nodes[j].via_add)
+			e->nodes[j].from_snapshot = false;
+		else
+			dm_roster_erase(e, j);
+	}
+	e->snapshot_from[0] = '\0';
+}
+
 /* Roster messages are taken from the sponsor asked last, or from an earlier
- * candidate that is answering an earlier JOIN (it becomes the sponsor). */
+ * candidate that is answering an earlier JOIN (it becomes the sponsor).
+ * Entries of another sponsor's snapshot taken before we moved on to this
+ * one are dropped: raymond 725767/8 (crashes), n3 had taken n0's entry for
+ * n0's dead incarnation from an earlier snapshot, moved on to n6 in the
+ * middle of n6's snapshot (whose entries for n6 and n0 it had dropped as
+ * not its sponsor's), and n6's ROSTER_END counted the mixture as complete:
+ * n3 became a member listing n0's dead incarnation and never acknowledged
+ * the live one, the coordinator, again. */
 static bool
 roster_from_sponsor(struct dm_engine *e, const char *peer)
 {
-	if (strcmp(peer, e->sponsor) == 0)
+	if (strcmp(peer, e->sponsor) == 0) {
+		if (e->snapshot_from[0] != '\0' && strcmp(e->snapshot_from, peer) != 0)
+			snapshot_discard(e, false);
 		return true;
+	}
 	for (size_t i = 0; i < e->n_sponsors; i++)
 		if (strcmp(peer, e->sponsors[i].name) == 0) {
 			if (snapshot_count(e) > 0)
@@ -1710,6 +1794,13 @@ roster_from_sponsor(struct dm_engine *e, const char *peer)
 			return true;
 		}
 	return false;
+}
+
+static void
+snapshot_note_sponsor(struct dm_engine *e, const char *peer)
+{
+	memcpy(e->snapshot_from, peer, strnlen(peer, DM_NODE_NAME_MAX));
+	e->snapshot_from[strnlen(peer, DM_NODE_NAME_MAX)] = '\0';
 }
 
 static int
@@ -1737,6 +1828,7 @@ on_roster_entry(struct dm_engine *e, const char *peer, const struct dm_msg *m)
 			e->nodes[s].via_add = false;
 		e->nodes[s].incarnation = m->incarnation;
 		e->nodes[s].from_snapshot = true;
+		snapshot_note_sponsor(e, peer);
 		if (!had_address && m->address_len > 0) {
 			struct dm_effect fx = { .type = DM_FX_PEER_ADD,
 			    .u.peer = { .name = e->nodes[s].name, .address = e->nodes[s].address } };
@@ -1747,8 +1839,10 @@ on_roster_entry(struct dm_engine *e, const char *peer, const struct dm_msg *m)
 	if (dm_roster_add_member(e, m->node, m->address, m->incarnation, true) == -ENOSPC)
 		return -EPROTO;
 	s = dm_roster_find(e, m->node, m->node_len);
-	if (s != DM_SLOT_NONE)
+	if (s != DM_SLOT_NONE) {
 		e->nodes[s].from_snapshot = true;
+		snapshot_note_sponsor(e, peer);
+	}
 	return 0;
 }
 
@@ -1770,23 +1864,17 @@ on_roster_end(struct dm_engine *e, const char *peer, const struct dm_msg *m)
 	if (e->membership != DM_MEMBER_JOINING || !roster_from_sponsor(e, peer))
 		return 0;
 	if (m->serial != e->incarnation || m->epoch < e->epoch ||
-	    snapshot_count(e) != m->arg) {
+	    snapshot_count(e) != m->arg ||
+	    (m->arg > 0 && strcmp(e->snapshot_from, peer) != 0)) {
 		/* (or some entries were not taken: e.g. they came from a
 		 * candidate before we moved on to another) */
 		/* Meant for an earlier incarnation of ours, or older than a
 		 * removal we have heard of: start over, keeping what NODE_ADDs
-		 * told us (their sponsors counted our ack). */
-		for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
-		    j = dm_roster_next(e, j)) {
-			if (j == e->self)
-				continue;
-			if (e->nodes[j].via_add)
-				e->nodes[j].from_snapshot = false;
-			else
-				dm_roster_erase(e, j);
-		}
+		 * told us. */
+		snapshot_discard(e, true);
 		return 0;
 	}
+	e->snapshot_from[0] = '\0';
 	/* Members added by NODE_ADDs that overtook the snapshot (a sponsor
 	 * that got the roster lock after ours released it) stay: we
 	 * acknowledged them, so their sponsors count on us knowing them

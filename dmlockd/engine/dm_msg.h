@@ -32,7 +32,8 @@ enum dm_msg_kind {
 	DM_MSG_NODE_FAILED,	/* announce removal of node (§7.4); epoch = new roster epoch */
 	DM_MSG_REJOIN,		/* "you are not a member: restart and rejoin through a sponsor" */
 	DM_MSG_HEARTBEAT,	/* holder -> members: lease renewal, serial */
-	DM_MSG_HEARTBEAT_ACK,	/* member -> holder: serial echoed */
+	DM_MSG_HEARTBEAT_ACK,	/* member -> holder: serial echoed; arg DM_HEARTBEAT_REFUSED:
+				 * no ack, the member holds the holder condemned */
 	DM_MSG_JOIN_REFUSED,	/* sponsor -> new node: arg = positive errno */
 	DM_MSG_SUSPECT_ABORT,	/* prober -> members: vote serial withdrawn (suspect alive) */
 	DM_MSG_ENGINE_MAX_,
@@ -79,6 +80,10 @@ enum dm_maekawa_kind {
 #define DM_MSG_F_TRY	0x01u	/* a try-once request: answer "busy" instead of deferring */
 #define DM_MSG_F_MEMBER	0x02u	/* JOIN_REFUSED, REJOIN: the sender is an active member */
 #define DM_MSG_F_ALL	0x03u
+
+/* HEARTBEAT_ACK arg: the member refuses to acknowledge (it agreed to
+ * remove the sender). */
+#define DM_HEARTBEAT_REFUSED	1u
 
 struct dm_msg {
 	uint8_t		kind;		/* enum dm_msg_kind or an algorithm kind */

@@ -176,6 +176,20 @@ static const struct {
 	 * into a grant (check_algo_token's
 	 * permission_without_grant_does_not_cross_a_cut). */
 	{ 419, 4, SIM_F_PARTITION, "old permission granted under a new label", "invitation" },
+	/* Liveness: a node held condemned for good by voters of a removal
+	 * whose prober was removed before its outcome, who could not win a
+	 * removal of their own (NOTES.md, "Session 9" and "Session 10"):
+	 * found on 53c2041's engine, the first by a partition sweep, the
+	 * others by raymond's million. */
+	{ 302194, 14, SIM_F_PARTITION, "refused by a stuck minority", "invitation" },
+	{ 120179, 4, SIM_F_PAUSE, "refused by a stuck minority", NULL },
+	{ 328646, 7, SIM_F_PARTITION, "refused by a stuck minority", "invitation" },
+	/* Raymond's million on 53c2041, two membership liveness bugs
+	 * (NOTES.md, "Session 10"): a joiner took two sponsors' snapshots
+	 * for one roster; a sponsor re-added a joiner that had joined
+	 * through another sponsor and left. */
+	{ 725767, 8, SIM_F_CRASH, "roster mixed from two snapshots", "invitation" },
+	{ 762126, 15, SIM_F_LEAVE, "sponsor re-added a node that left", "invitation" },
 };
 
 START_TEST(replay)

@@ -3,8 +3,9 @@
 # range.  A clean campaign totals every seed and exits 0; a broken engine
 # (--break never-defer) makes it exit 1 and name the failing seeds; --resume
 # runs only the chunks progress.log does not show finished and still totals
-# the whole campaign; a campaign directory is not started over, and a
-# resume with another binary or other arguments is refused.
+# the whole campaign; a campaign directory is not started over; a resume
+# with other arguments is refused, and one with another binary unless it
+# runs the campaign's fingerprinted seeds identically.
 set -u
 src="${top_srcdir:-.}"
 sim_bin="${top_builddir:-.}/tests/sim/dmlock-sim"
@@ -47,12 +48,32 @@ rc=$(run --resume "$c")
 ! grep -q ' seeds [0-9]*\.\.[0-9]*$' "$work/out" || fail "resume of a finished campaign ran a chunk"
 grep -q '^tools/sim: 40 runs, 0 violations' "$work/out" || fail "finished campaign's total is not 40"
 
-# 5. Refusals: another binary, extra arguments, no campaign.
+# 5. Another binary: one whose runs differ (here: every message 1 us
+# slower) is refused, naming a seed that runs differently; so is any other
+# binary once there is no fingerprint to compare; one that runs the sampled
+# seeds identically (another build of the same sources; here, the same
+# binary with a byte appended) goes on.
+[ "$(wc -l <"$c/fingerprints.log")" -eq 4 ] || fail "expected 4 fingerprints, one per chunk"
+printf '#!/bin/sh\nexec "%s" "$@" --delay-us 1001\n' "$sim_bin" >"$work/slower-sim"
+chmod +x "$work/slower-sim"
+DMLOCK_SIM="$work/slower-sim" "$tool" --resume "$c" >"$work/out" 2>&1
+rc=$?
+[ "$rc" -eq 2 ] || fail "resume with a binary that runs differently exited $rc, not 2"
+grep -q 'not the dmlock-sim this campaign started with' "$work/out" || fail "no clear message for another binary"
+grep -q 'runs differently: seed 1: ' "$work/out" || fail "the differing seed is not named"
 cp "$sim_bin" "$work/other-sim" && printf 'x' >>"$work/other-sim"
+mv "$c/fingerprints.log" "$work/fp"
 DMLOCK_SIM="$work/other-sim" "$tool" --resume "$c" >"$work/out" 2>&1
 rc=$?
-[ "$rc" -eq 2 ] || fail "resume with another binary exited $rc, not 2"
-grep -q 'not the dmlock-sim this campaign started with' "$work/out" || fail "no clear message for another binary"
+[ "$rc" -eq 2 ] || fail "resume with another binary and no fingerprints exited $rc, not 2"
+grep -q 'no seed to compare' "$work/out" || fail "no clear message for a campaign without fingerprints"
+mv "$work/fp" "$c/fingerprints.log"
+DMLOCK_SIM="$work/other-sim" "$tool" --resume "$c" >"$work/out" 2>&1
+rc=$?
+cat "$work/out"
+[ "$rc" -eq 0 ] || fail "resume with another build that runs identically exited $rc"
+grep -q 'runs the campaign.s 4 sampled seeds identically' "$work/out" || fail "no word on the sampled seeds"
+grep -q '^tools/sim: 40 runs, 0 violations' "$work/out" || fail "other build's resume did not total 40"
 rc=$(run --resume "$c" --nodes 5)
 [ "$rc" -eq 2 ] || fail "resume with extra arguments exited $rc, not 2"
 rc=$(run --resume "$work/nowhere")

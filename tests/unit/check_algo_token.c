@@ -413,7 +413,7 @@ heartbeat_acked(struct h_cluster *c, int to, int from, uint64_t k, const char *c
 	strcpy(m.node, coord);
 	h_inject(c, from, to, &m);
 	ack = h_queued(c, to, from, DM_MSG_HEARTBEAT_ACK);
-	return ack != NULL && ack->serial == serial;
+	return ack != NULL && ack->serial == serial && ack->arg != DM_HEARTBEAT_REFUSED;
 }
 
 START_TEST(old_epoch_heartbeat_not_acked)

@@ -25,6 +25,15 @@ teardown(void)
 /* Whether client handle h of this file's cluster was granted. */
 #define granted(h)	h_granted(&C, (h))
 
+/* Let time pass, 100 ms at a time, until node is READY (at most rounds). */
+static void
+await_ready(int node, int rounds)
+{
+	for (int k = 0; k < rounds && !h_ready(&C, node); k++)
+		h_advance(&C, C.now + 100);
+	ck_assert_msg(h_ready(&C, node), "node%d not READY after %d ms", node, rounds * 100);
+}
+
 static void
 subject_msg(struct dm_msg *m, uint8_t kind, const char *subject, uint64_t incarnation)
 {
@@ -93,6 +102,18 @@ learn_incarnations(void)
 	}
 }
 
+/* A cluster of n with the majority policy in which node has been silent
+ * past T_fail (so members agree to remove it), and is up again. */
+static void
+init_with_silent_node(int n, int node)
+{
+	h_init(&C, n, DM_FAILURE_MAJORITY, 0);
+	learn_incarnations();
+	C.down[node] = true;
+	h_advance(&C, C.now + 8000);
+	C.down[node] = false;
+}
+
 START_TEST(test_restart_removal_needs_majority)
 {
 	/* 8000988/8 (crash): node0 condemned node3's old incarnation (node3
@@ -129,9 +150,7 @@ START_TEST(test_two_members_restarted_peer_removed)
 	learn_incarnations();
 	h_join(&C, 1, 0, DM_FAILURE_MAJORITY, 2);
 	h_pump(&C);
-	for (int k = 0; k < 300 && !h_ready(&C, 1); k++)
-		h_advance(&C, C.now + 100);
-	ck_assert(h_ready(&C, 1));
+	await_ready(1, 300);
 	ck_assert_uint_eq(h_roster(&C, 0), 2);
 	ck_assert_uint_eq(h_roster(&C, 1), 2);
 	h_acquire(&C, 1, 1, "t", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
@@ -547,11 +566,7 @@ START_TEST(test_announcement_ends_joined_vote)
 	struct dm_msg m;
 	size_t acks;
 
-	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
-	learn_incarnations();
-	C.down[2] = true;
-	h_advance(&C, C.now + 8000);			/* node2 silent past T_fail */
-	C.down[2] = false;
+	init_with_silent_node(3, 2);
 	suspect(1, 0, "node2", 1, 1, 3);
 	ck_assert_uint_eq(queued(0, 1, DM_MSG_SUSPECT_VOTE)->arg, 1);
 	memset(&m, 0, sizeof(m));
@@ -588,11 +603,7 @@ START_TEST(test_removed_prober_vote_still_stands)
 	struct dm_msg m;
 	size_t acks;
 
-	h_init(&C, 5, DM_FAILURE_MAJORITY, 0);
-	learn_incarnations();
-	C.down[4] = true;
-	h_advance(&C, C.now + 8000);			/* node4 silent past T_fail */
-	C.down[4] = false;
+	init_with_silent_node(5, 4);
 	suspect(1, 0, "node4", 1, 1, 3);
 	ck_assert_uint_eq(queued(0, 1, DM_MSG_SUSPECT_VOTE)->arg, 1);
 	subject_msg(&m, DM_MSG_NODE_FAILED, "node1", 1);	/* the prober goes */
@@ -637,11 +648,7 @@ START_TEST(test_late_announcement_of_joined_vote_stands)
 	struct dm_msg m;
 	size_t acks;
 
-	h_init(&C, 5, DM_FAILURE_MAJORITY, 0);
-	learn_incarnations();
-	C.down[4] = true;
-	h_advance(&C, C.now + 8000);			/* node4 silent past T_fail */
-	C.down[4] = false;
+	init_with_silent_node(5, 4);
 	suspect(1, 0, "node4", 1, 1, 3);
 	ck_assert_uint_eq(queued(0, 1, DM_MSG_SUSPECT_VOTE)->arg, 1);
 	subject_msg(&m, DM_MSG_NODE_FAILED, "node3", 1);	/* a later removal */
@@ -678,11 +685,7 @@ START_TEST(test_orphaned_vote_removes_live_subject)
 	 * remove such a subject themselves by a majority vote: it rejoins. */
 	struct dm_msg m;
 
-	h_init(&C, 4, DM_FAILURE_MAJORITY, 0);
-	learn_incarnations();
-	C.down[3] = true;
-	h_advance(&C, C.now + 8000);			/* node3 silent past T_fail */
-	C.down[3] = false;
+	init_with_silent_node(4, 3);
 	suspect(1, 0, "node3", 1, 1, 3);
 	suspect(1, 2, "node3", 1, 1, 3);
 	ck_assert_uint_eq(queued(0, 1, DM_MSG_SUSPECT_VOTE)->arg, 1);
@@ -1340,9 +1343,7 @@ START_TEST(test_leave_before_roster_is_not_lost)
 	C.down[2] = true;				/* the process exits */
 	/* node3 can sponsor the next joiner. */
 	h_join(&C, 4, 3, DM_FAILURE_MAJORITY, 1);
-	for (int k = 0; k < 300 && !h_ready(&C, 4); k++)
-		h_advance(&C, C.now + 100);
-	ck_assert(h_ready(&C, 4));
+	await_ready(4, 300);
 	ck_assert_uint_eq(h_roster(&C, 4), 4);
 }
 END_TEST
@@ -1377,9 +1378,7 @@ START_TEST(test_leaving_sponsor_redirects_refused_joiner)
 	h_pump(&C);
 	ck_assert_uint_eq(h_count(&C, DM_FX_LEFT), 1);
 	C.down[0] = true;				/* the process exits */
-	for (int k = 0; k < 600 && !h_ready(&C, 4); k++)
-		h_advance(&C, C.now + 100);
-	ck_assert(h_ready(&C, 4));
+	await_ready(4, 600);
 	for (int i = 1; i < 5; i++)
 		ck_assert_msg(h_roster(&C, i) == 4, "node%d lists %zu nodes", i,
 		    h_roster(&C, i));
@@ -1468,11 +1467,7 @@ START_TEST(test_sponsor_applies_removal_of_listed_joiner)
 	 * removal must end.  The announcement erases the listed entry too. */
 	struct dm_msg m;
 
-	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
-	learn_incarnations();
-	C.down[2] = true;
-	h_advance(&C, C.now + 8000);			/* node2 silent past T_fail */
-	C.down[2] = false;
+	init_with_silent_node(3, 2);
 	subject_msg(&m, DM_MSG_JOIN, "node2", 1);	/* the listed incarnation asks again */
 	inject(2, 0, &m);
 	ck_assert_ptr_nonnull(queued(0, 1, DM_RA_REQUEST));	/* node0 sponsors: roster lock */
@@ -1482,6 +1477,165 @@ START_TEST(test_sponsor_applies_removal_of_listed_joiner)
 	ck_assert_ptr_nonnull(queued(0, 2, DM_MSG_JOIN_REFUSED));	/* the join is given up */
 	ck_assert_uint_eq(h_roster(&C, 0), 2);		/* and the entry erased */
 	ck_assert(!heartbeat_acked(2, 0, 9));
+}
+END_TEST
+
+START_TEST(test_sponsor_drops_joiner_that_joined_and_left)
+{
+	/* Raymond 762126/15 (leaves): n11 took n14's JOIN and asked for the
+	 * roster lock; n14 joined through n5 meanwhile, became READY and left.
+	 * When n11 got the lock it added n14 again: every member listed a
+	 * node that was gone, and n11, sponsoring the next joiner, waited for
+	 * n14's NODE_ADD_ACK for ever while holding the roster lock.  Here
+	 * node0 adds node3; node1 takes node3's JOIN too and waits for the
+	 * lock (node2's REPLY held back); node3 becomes READY and leaves;
+	 * then node1 gets the lock: it must not add node3 again, and the
+	 * next joiner must get in. */
+	struct dm_event leave = { .type = DM_EV_LEAVE };
+	struct h_packet join, held;
+
+	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
+	h_join(&C, 3, 0, DM_FAILURE_MAJORITY, 1);
+	join = unqueue(3, 0, DM_MSG_JOIN);
+	C.cut[3] = true;				/* node0's roster waits */
+	inject(join.from, join.to, &join.msg);
+	h_pump(&C);
+	ck_assert_ptr_nonnull(queued(0, 3, DM_MSG_ROSTER_END));
+	ck_assert_uint_eq(h_roster(&C, 1), 4);		/* node1 lists node3 */
+	inject(3, 1, &join.msg);			/* node1 sponsors it too */
+	held = unqueue(1, 2, DM_MSG_ALGO_BASE);		/* its REQUEST to node2 */
+	ck_assert_uint_eq(held.msg.kind, DM_MSG_ALGO_BASE);
+	h_pump(&C);
+	C.cut[3] = false;
+	h_pump(&C);
+	ck_assert(h_ready(&C, 3));
+	ck_assert_int_eq(h_step(&C, 3, &leave), 0);
+	h_pump(&C);
+	ck_assert_uint_eq(h_count(&C, DM_FX_LEFT), 1);
+	C.down[3] = true;				/* the process exits */
+	for (int i = 0; i < 3; i++)
+		ck_assert_uint_eq(h_roster(&C, i), 3);
+	inject(held.from, held.to, &held.msg);		/* node1 may get the lock */
+	h_pump(&C);
+	for (int i = 0; i < 3; i++)
+		ck_assert_msg(h_roster(&C, i) == 3, "node%d lists %zu nodes: node3 added again",
+		    i, h_roster(&C, i));
+	h_join(&C, 4, 1, DM_FAILURE_MAJORITY, 1);
+	await_ready(4, 300);
+	ck_assert_uint_eq(h_roster(&C, 4), 4);
+}
+END_TEST
+
+/* Holds the roster messages sent to node3 (test_roster_is_one_sponsors_snapshot). */
+static bool
+hold_rosters_to_node3(const struct h_packet *p)
+{
+	return p->to == 3 && (p->msg.kind == DM_MSG_ROSTER_ENTRY || p->msg.kind == DM_MSG_ROSTER_END);
+}
+
+START_TEST(test_roster_is_one_sponsors_snapshot)
+{
+	/* Raymond 725767/8 (crashes): a joiner had taken entries of one
+	 * sponsor's snapshot, moved on to another candidate in the middle of
+	 * that one's snapshot (whose first entries it had dropped as not its
+	 * sponsor's), and the second ROSTER_END counted the mixture as
+	 * complete: it became a member listing a dead incarnation the first
+	 * snapshot named.  Here node3 takes two of node0's three entries,
+	 * moves on to node1 (node0 names it), and gets node1's last entry
+	 * and its ROSTER_END: that is no roster; the next complete one is. */
+	struct h_packet e0, e1, f2, end1, p;
+	struct dm_msg hint;
+
+	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
+	C.hold = hold_rosters_to_node3;
+	h_join(&C, 3, 0, DM_FAILURE_MAJORITY, 1);
+	h_pump(&C);					/* node0 adds node3 */
+	ck_assert_uint_eq(h_roster(&C, 1), 4);
+	e0 = unqueue(0, 3, DM_MSG_ROSTER_ENTRY);
+	e1 = unqueue(0, 3, DM_MSG_ROSTER_ENTRY);
+	(void)unqueue(0, 3, DM_MSG_ROSTER_ENTRY);
+	p = unqueue(0, 3, DM_MSG_ROSTER_END);
+	ck_assert_uint_eq(p.msg.arg, 3);
+	inject(e0.from, e0.to, &e0.msg);
+	inject(e1.from, e1.to, &e1.msg);
+	memset(&hint, 0, sizeof(hint));
+	hint.kind = DM_MSG_JOIN_REFUSED;
+	hint.arg = EAGAIN;
+	hint.flags = DM_MSG_F_MEMBER;
+	strcpy(hint.node, "node1");
+	hint.node_len = 5;
+	strcpy(hint.address, "127.0.0.1:2");
+	hint.address_len = (uint8_t)strlen(hint.address);
+	inject(0, 3, &hint);				/* ask node1 next */
+	for (int k = 0; k < 100 && h_queued(&C, 1, 3, DM_MSG_ROSTER_END) == NULL; k++)
+		h_advance(&C, C.now + 50);		/* node1 sponsors it again */
+	(void)unqueue(1, 3, DM_MSG_ROSTER_ENTRY);
+	(void)unqueue(1, 3, DM_MSG_ROSTER_ENTRY);
+	f2 = unqueue(1, 3, DM_MSG_ROSTER_ENTRY);
+	end1 = unqueue(1, 3, DM_MSG_ROSTER_END);
+	ck_assert_uint_eq(end1.msg.arg, 3);
+	inject(f2.from, f2.to, &f2.msg);
+	inject(end1.from, end1.to, &end1.msg);
+	/* (Taken, it would ask the members for their sequence numbers.) */
+	ck_assert_msg(h_queued(&C, 3, 0, DM_MSG_SEQ_QUERY) == NULL && !h_ready(&C, 3),
+	    "node3 took two sponsors' entries for one roster");
+	C.hold = NULL;
+	await_ready(3, 300);
+	ck_assert_uint_eq(h_roster(&C, 3), 4);
+}
+END_TEST
+
+START_TEST(test_refused_by_a_stuck_minority_restarts)
+{
+	/* Raymond --election invitation 302194/14 (partition): seven of
+	 * fourteen members had agreed to a vote on n1 whose prober was then
+	 * removed; each asked to remove n1 itself, the others (who hear n1)
+	 * refused, and n1 never had a lease majority again: its client waited
+	 * for ever.  Here node0 and node1 agreed to node3's vote on node4,
+	 * node3 is removed before its outcome, and node0 and node1 can
+	 * neither remove node4 (node2 hears it) nor acknowledge it.  node4
+	 * sees their refusals, leaves after 2 T_fail and rejoins under a new
+	 * incarnation; then it is served again. */
+	struct dm_event ev = { .type = DM_EV_REMOVE_NODE };
+	dm_msec_t removed_at;
+
+	init_with_silent_node(5, 4);
+	suspect(3, 0, "node4", 1, 1, 3);
+	suspect(3, 1, "node4", 1, 1, 3);
+	ck_assert_uint_eq(queued(0, 3, DM_MSG_SUSPECT_VOTE)->arg, 1);
+	ck_assert_uint_eq(queued(1, 3, DM_MSG_SUSPECT_VOTE)->arg, 1);
+	h_acquire(&C, 4, 1, "x", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&C);
+	ck_assert(granted(1));				/* node2, node3 and node4 */
+	C.down[3] = true;
+	ev.u.remove.peer = "node3";
+	for (int i = 0; i < 5; i++)
+		if (i != 3)
+			ck_assert_int_eq(h_step(&C, i, &ev), 0);
+	h_pump(&C);
+	removed_at = C.now;
+	ck_assert_uint_eq(h_roster(&C, 4), 4);
+	/* node4 keeps asking (so node2 keeps hearing it and refuses to
+	 * remove it), but only node2 acknowledges: 2 of 4. */
+	h_acquire(&C, 4, 2, "y", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&C);
+	h_advance(&C, C.now + 5000);
+	ck_assert_ptr_nonnull(h_find(&C, DM_FX_LOST, 1));	/* no lease */
+	ck_assert(!granted(2));
+	ck_assert_uint_gt(C.sent_lease_refusals, 0);
+	for (int k = 0; k < 120 && !granted(2) && h_find(&C, DM_FX_DENY, 2) == NULL; k++)
+		h_advance(&C, C.now + 500);
+	ck_assert_msg(granted(2) || h_find(&C, DM_FX_DENY, 2) != NULL,
+	    "node4 neither served nor told: stuck behind the voters");
+	ck_assert_uint_ge(C.now - removed_at, 14000);	/* not before 2 T_fail */
+	/* It rejoined under a new incarnation, and is served again. */
+	for (int k = 0; k < 120 && !(h_ready(&C, 4) && h_roster(&C, 4) == 4); k++)
+		h_advance(&C, C.now + 500);
+	ck_assert(h_ready(&C, 4));
+	h_acquire(&C, 4, 3, "z", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	for (int k = 0; k < 120 && !granted(3); k++)
+		h_advance(&C, C.now + 500);
+	ck_assert_msg(granted(3), "node4 never served again");
 }
 END_TEST
 
@@ -1532,6 +1686,9 @@ membership_suite(void)
 	tcase_add_test(tc, test_silent_entry_suspected_when_another_incarnation_speaks);
 	tcase_add_test(tc, test_stale_join_does_not_condemn_live_member);
 	tcase_add_test(tc, test_sponsor_applies_removal_of_listed_joiner);
+	tcase_add_test(tc, test_sponsor_drops_joiner_that_joined_and_left);
+	tcase_add_test(tc, test_roster_is_one_sponsors_snapshot);
+	tcase_add_test(tc, test_refused_by_a_stuck_minority_restarts);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -44,6 +44,8 @@ struct h_cluster {
 	char		 names[H_NODES][16];
 	bool		 down[H_NODES];		/* crashed: drops everything */
 	bool		 cut[H_NODES];		/* partitioned: messages held back */
+	/* If set, messages it returns true for are held back too. */
+	bool		(*hold)(const struct h_packet *p);
 	dm_msec_t	 now;
 	struct h_packet	*q;
 	size_t		 qhead, qtail;
@@ -51,7 +53,10 @@ struct h_cluster {
 	size_t		 nfx;
 	int		 stepping;		/* node whose effects we record */
 	size_t		 sent_algo;		/* algorithm messages sent */
+	/* By kind; a HEARTBEAT_ACK that refuses (DM_HEARTBEAT_REFUSED) counts
+	 * in sent_lease_refusals instead: sent_kind[] counts acks given. */
 	size_t		 sent_kind[256];
+	size_t		 sent_lease_refusals;
 };
 
 static inline int
@@ -78,7 +83,11 @@ h_emit(void *ctx, const struct dm_effect *fx)
 		p->to = to;
 		p->msg = *fx->u.send.msg;
 		p->fx_before = c->nfx;
-		c->sent_kind[fx->u.send.msg->kind]++;
+		if (fx->u.send.msg->kind == DM_MSG_HEARTBEAT_ACK &&
+		    fx->u.send.msg->arg == DM_HEARTBEAT_REFUSED)
+			c->sent_lease_refusals++;
+		else
+			c->sent_kind[fx->u.send.msg->kind]++;
 		if (fx->u.send.msg->kind >= DM_MSG_ALGO_BASE)
 			c->sent_algo++;
 		return;
@@ -256,10 +265,12 @@ h_pump(struct h_cluster *c)
 		ck_assert_uint_lt(delivered, 100000);
 		if (c->down[p.to] || c->down[p.from])
 			continue;
-		if (c->cut[p.to] || c->cut[p.from]) {
-			/* Held back: put at the end; stop when only held ones remain. */
+		if (c->cut[p.to] || c->cut[p.from] || (c->hold != NULL && c->hold(&p))) {
+			/* Held back: put at the end; stop when only held ones
+			 * remain, after exactly one full turn, so they keep
+			 * their order (one turn more would rotate them). */
 			c->q[c->qtail++ % H_QUEUE] = p;
-			if (++held > c->qtail - c->qhead)
+			if (++held >= c->qtail - c->qhead)
 				break;
 			continue;
 		}
