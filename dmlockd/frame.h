@@ -26,8 +26,11 @@
 
 /* Version 2 added the record epochs to HELLO (sessions that survive a peer
  * being removed and added again).  Version 1 HELLOs still decode (epochs 0)
- * so that a link can refuse them with a clear message. */
-#define FRAME_PROTOCOL_VERSION	2
+ * so that a link can refuse them with a clear message.  Version 3 (same
+ * HELLO) is a change of meaning in the engine's messages: a HEARTBEAT_ACK
+ * may refuse (DM_HEARTBEAT_REFUSED), and a version-2 node would count the
+ * refusal as an acknowledgement of its lease. */
+#define FRAME_PROTOCOL_VERSION	3
 #define FRAME_HEADER_LEN	8
 #define FRAME_DATA_PREFIX_LEN	(FRAME_HEADER_LEN + 8)	/* header + seq */
 #define FRAME_PAYLOAD_MAX	DM_WIRE_MSG_MAX
