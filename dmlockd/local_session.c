@@ -771,8 +771,8 @@ session_deny_text(const struct local_session *s, const struct dmd_request *req, 
 		    "retry later", dmd_daemon_node(s->daemon));
 		break;
 	case -ESHUTDOWN:
-		snprintf(text, size, "node %s is leaving the cluster or was removed from it",
-		    dmd_daemon_node(s->daemon));
+		snprintf(text, size, "node %s is leaving the cluster, or rejoining it (removed, "
+		    "or refused by members that agreed to remove it)", dmd_daemon_node(s->daemon));
 		break;
 	case -EBUSY:
 		snprintf(text, size, "the lock is held");
@@ -822,7 +822,8 @@ local_session_deliver(struct dmd_request *req, const struct dm_effect *fx)
 		if (fx->type == DM_FX_DENY)
 			session_deny_text(s, req, err, text, sizeof(text));
 		else if (err == -ESHUTDOWN)
-			snprintf(text, sizeof(text), "node %s left the cluster or was removed from it",
+			snprintf(text, sizeof(text), "node %s left the cluster, or is rejoining it "
+			    "(removed, or refused by members that agreed to remove it)",
 			    dmd_daemon_node(s->daemon));
 		else if (err == -ETIMEDOUT)
 			snprintf(text, sizeof(text), "the lease of node %s ran out (cut off from "
