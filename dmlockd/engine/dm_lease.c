@@ -36,12 +36,12 @@
  * others were rejoining through it, Ricart-Agrawala 4595/4, crashes).  If
  * the members refusing leave too few others for a majority for 2 T_fail (a
  * removal that is going to commit has by then), no lease can ever hold
- * here: the voters wait for a removal
- * the others, who hear us, refuse (a vote whose prober was removed before
- * its outcome: dmlock-sim --algorithm raymond --election invitation --seed
- * 302194 --nodes 14 --fault-mask 4).  The node then leaves and rejoins
- * under a new incarnation, as if told it was removed
- * (dm_membership_restart_refused()); its holders had no lease anyway.
+ * here: the voters wait for a removal the others, who hear us, refuse (a
+ * vote whose prober was removed before its outcome: dmlock-sim --algorithm
+ * raymond --election invitation --seed 302194 --nodes 14 --fault-mask 4).
+ * The node then leaves and rejoins under a new incarnation, as if told it
+ * was removed (dm_membership_restart_refused()); its holders had no lease
+ * anyway.
  */
 #include <errno.h>
 #include <string.h>
