@@ -63,4 +63,11 @@ dist_noinst_SCRIPTS += tools/sim
 # tools/sim itself: totals, failure, --resume and its refusals.
 TESTS += tests/sim/check_tools_sim.sh
 EXTRA_DIST += tests/sim/check_tools_sim.sh
+
+# tools/sim-queue: the campaigns kept in tests/sim/campaigns/ (their state
+# is not part of a release).
+dist_noinst_SCRIPTS += tools/sim-queue
+TESTS += tests/sim/check_tools_sim_queue.sh
+EXTRA_DIST += tests/sim/check_tools_sim_queue.sh tests/sim/campaigns/README.md \
+	tests/sim/campaigns/QUEUE
 EXTRA_DIST += tests/sim/README-sim.md
