@@ -1577,6 +1577,20 @@ on_join(struct dm_engine *e, dm_slot_t from, const char *peer, const struct dm_m
 		condemn_restarted(e, from);
 		from = dm_roster_find(e, peer, strlen(peer));
 	}
+	if (e->membership == DM_MEMBER_ACTIVE && from == DM_SLOT_NONE &&
+	    incarnation_removed(e, peer, m->incarnation)) {
+		/* An incarnation we removed: it is dead for good here (see
+		 * note_removed()), so we add it back neither as its sponsor nor
+		 * on another's NODE_ADD.  Told of its removal, the joiner
+		 * starts again under a new incarnation (spent_incarnation()). */
+		r = dm_msg_begin(e, DM_MSG_NODE_FAILED, NULL);
+		r->node_len = m->node_len;
+		memcpy(r->node, m->node, m->node_len + 1u);
+		r->incarnation = m->incarnation;
+		set_sender(e, r);
+		send_to_name(e, peer, r);
+		return 0;
+	}
 	if (e->membership == DM_MEMBER_ACTIVE && from != DM_SLOT_NONE &&
 	    e->nodes[from].incarnation == m->incarnation && !e->sponsoring &&
 	    strcmp(e->last_joined, peer) == 0 && e->last_joined_incarnation == m->incarnation) {
@@ -1910,10 +1924,25 @@ on_roster_end(struct dm_engine *e, const char *peer, const struct dm_msg *m)
 }
 
 static int
-on_seq_query(struct dm_engine *e, const char *peer)
+on_seq_query(struct dm_engine *e, dm_slot_t from, const char *peer, const struct dm_msg *q)
 {
-	struct dm_msg *m = dm_msg_begin(e, DM_MSG_SEQ_ANSWER, NULL);
+	struct dm_msg *m;
 
+	/* §7.2.3: whoever answers a new node's Highest_Sequence_Number must
+	 * count it in every request from then on, or the new node's first
+	 * request may tie with one of ours that never asked it, win on the
+	 * name, and both enter.  A member that does not list the querier
+	 * (it acknowledged the NODE_ADD without taking it: an incarnation
+	 * it had removed, note_removed()) tells it to start again instead.
+	 * Ricart-Agrawala 276216/9 (partition): n6 had removed n3's
+	 * incarnation, n2 (which had not heard) added it again and finished
+	 * the join; n6 answered n3's query, then asked n0-n2 only for
+	 * lock/a; n3's shared request tied its sequence number and won on
+	 * the name: two holders with the same fencing token. */
+	if (from == DM_SLOT_NONE && e->membership != DM_MEMBER_JOINING &&
+	    e->membership != DM_MEMBER_RESTARTING)
+		return dm_membership_on_stranger(e, peer, q);
+	m = dm_msg_begin(e, DM_MSG_SEQ_ANSWER, NULL);
 	m->seq = e->algo->clock_get(e);
 	send_to_name(e, peer, m);
 	return 0;
@@ -1968,7 +1997,7 @@ dm_membership_receive(struct dm_engine *e, dm_slot_t from, const char *peer,
 	case DM_MSG_NODE_ADD_ACK:
 		return on_node_add_ack(e, from, m);
 	case DM_MSG_SEQ_QUERY:
-		return on_seq_query(e, peer);
+		return on_seq_query(e, from, peer, m);
 	case DM_MSG_SEQ_ANSWER:
 		return on_seq_answer(e, from, m);
 	case DM_MSG_LEAVE:

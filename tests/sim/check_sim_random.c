@@ -143,6 +143,10 @@ static const struct regression {
 	 * taking away the rejoiners' sponsor: only under 878573c, reverted;
 	 * NOTES.md, "Session 10". */
 	{ 4595, 4, SIM_F_CRASH }, { 6899, 4, SIM_F_CRASH },
+	/* Two holders: a member answered the SEQ_QUERY of an incarnation it
+	 * had removed (another sponsor added it again), then asked everyone
+	 * but it (the million on 098a7ba; NOTES.md, "Session 10"). */
+	{ 276216, 9, SIM_F_PARTITION },
 };
 #define N_REGRESSIONS (sizeof(regressions) / sizeof(regressions[0]))
 

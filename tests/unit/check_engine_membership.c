@@ -1585,6 +1585,49 @@ START_TEST(test_roster_is_one_sponsors_snapshot)
 }
 END_TEST
 
+START_TEST(test_removed_incarnation_restarts_to_join)
+{
+	/* Ricart-Agrawala 276216/9 (partition): n6 had removed n3's
+	 * incarnation; n2, which had not heard, added it again and finished
+	 * the join; n6 answered n3's SEQ_QUERY without listing it, then asked
+	 * everyone but n3 for lock/a; n3's request tied on the sequence number
+	 * and won on the name: two holders.  A member that does not list the
+	 * querier tells it to start again (REJOIN), and a JOIN of an
+	 * incarnation it removed is not sponsored: the joiner is told of its
+	 * removal (and so takes a new incarnation). */
+	struct dm_msg m;
+	size_t adds, algo;
+
+	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
+	h_join(&C, 3, 0, DM_FAILURE_MAJORITY, 1);
+	h_pump(&C);
+	ck_assert(h_ready(&C, 3));
+	node_failed(1, 0, "node3", 1, 5, 0);		/* node0 removes node3-1 */
+	ck_assert_uint_eq(h_roster(&C, 0), 3);
+	/* Its JOIN, as node3 would send it still joining under incarnation 1. */
+	subject_msg(&m, DM_MSG_JOIN, "node3", 1);
+	adds = C.sent_kind[DM_MSG_NODE_ADD];
+	algo = C.sent_algo;
+	h_inject(&C, 3, 0, &m);
+	const struct dm_msg *r = queued(0, 3, DM_MSG_NODE_FAILED);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_str_eq(r->node, "node3");
+	ck_assert_uint_eq(r->incarnation, 1);
+	ck_assert_uint_eq(C.sent_algo, algo);		/* no roster lock asked for */
+	h_unqueue(&C, 0, 3, DM_MSG_NODE_FAILED);
+	h_pump(&C);
+	ck_assert_uint_eq(C.sent_kind[DM_MSG_NODE_ADD], adds);
+	/* Its SEQ_QUERY, as node3 would send it with a roster from a sponsor
+	 * that had not heard of the removal. */
+	memset(&m, 0, sizeof(m));
+	m.kind = DM_MSG_SEQ_QUERY;
+	m.incarnation = 1;
+	h_inject(&C, 3, 0, &m);
+	ck_assert_ptr_nonnull(queued(0, 3, DM_MSG_REJOIN));
+	ck_assert_ptr_null(queued(0, 3, DM_MSG_SEQ_ANSWER));
+}
+END_TEST
+
 START_TEST(test_refused_by_a_stuck_minority_restarts)
 {
 	/* Raymond --election invitation 302194/14 (partition): seven of
@@ -1688,6 +1731,7 @@ membership_suite(void)
 	tcase_add_test(tc, test_sponsor_applies_removal_of_listed_joiner);
 	tcase_add_test(tc, test_sponsor_drops_joiner_that_joined_and_left);
 	tcase_add_test(tc, test_roster_is_one_sponsors_snapshot);
+	tcase_add_test(tc, test_removed_incarnation_restarts_to_join);
 	tcase_add_test(tc, test_refused_by_a_stuck_minority_restarts);
 	suite_add_tcase(s, tc);
 	return s;
