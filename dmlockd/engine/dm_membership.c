@@ -146,6 +146,18 @@ sponsor_abort(struct dm_engine *e)
 	}
 }
 
+/* Give our join up after erasing slot, an entry under the joiner's name:
+ * erased first (with no finish from the erase), so the abort cancels a
+ * NODE_ADD of ours already out. */
+static void
+sponsor_abort_erasing(struct dm_engine *e, dm_slot_t slot)
+{
+	e->sponsoring = false;
+	dm_roster_erase(e, slot);
+	e->sponsoring = true;
+	sponsor_abort(e);
+}
+
 /* --- Failure (§7.4) --- */
 
 /* The next epoch this node may use on its own (no vote): above every epoch
@@ -184,10 +196,7 @@ announce_failure_at(struct dm_engine *e, dm_slot_t slot, uint64_t epoch)
 		 * finished join would then be a member here only (2975/8,
 		 * pause).  Give the join up (cancelling our NODE_ADD once the
 		 * name is out of our roster); the joiner retries. */
-		e->sponsoring = false;	/* (no finish from the erase) */
-		dm_roster_erase(e, slot);
-		e->sponsoring = true;
-		sponsor_abort(e);
+		sponsor_abort_erasing(e, slot);
 		return;
 	}
 	dm_roster_erase(e, slot);
@@ -1188,10 +1197,7 @@ on_leave(struct dm_engine *e, dm_slot_t from, const char *peer, const struct dm_
 		 * NODE_ADD_ACK for ever, holding the roster lock (raymond
 		 * 762126/15, leaves: no join finished again).  Erase first, so
 		 * the abort cancels a NODE_ADD of ours already out. */
-		e->sponsoring = false;	/* (no finish from the erase) */
-		dm_roster_erase(e, from);
-		e->sponsoring = true;
-		sponsor_abort(e);
+		sponsor_abort_erasing(e, from);
 		return 0;
 	}
 	dm_roster_erase(e, from);
