@@ -81,6 +81,9 @@ int cli_connect(const char *socket_path, struct dmlock_conn **ret)
 		cli_error("dmlockd at %s did not greet us in time (is it stopped or overloaded? "
 			  "systemctl status dmlockd)", path);
 		return DMLOCK_EXIT_UNAVAILABLE;
+	case -EUSERS:
+		cli_error("dmlockd at %s has too many clients; try again later", path);
+		return DMLOCK_EXIT_UNAVAILABLE;
 	case -ENAMETOOLONG:
 		cli_error("socket path %s is too long (at most %d bytes)", path, DMLOCK_PATH_MAX - 1);
 		return DMLOCK_EXIT_USAGE;
@@ -106,6 +109,7 @@ int cli_daemon_error(int err, const char *doing)
 		cli_error("%s: dmlockd is shutting down (try again when it is back)", doing);
 		return DMLOCK_EXIT_UNAVAILABLE;
 	case -ETIMEDOUT:
+	case -ETIME:
 		cli_error("%s: dmlockd did not answer in time (is it overloaded? systemctl status dmlockd)",
 			  doing);
 		return DMLOCK_EXIT_UNAVAILABLE;

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -64,6 +65,17 @@ static int acquire_failed(const struct run_options *o, struct dmlock_conn *conn,
 		cli_error("lock %s is still busy after waiting %" PRId64 ".%03" PRId64 " s (-w); not running %s",
 			  o->name, o->timeout_ms / 1000, o->timeout_ms % 1000, o->command_argv[0]);
 		return o->conflict_code >= 0 ? o->conflict_code : DMLOCK_EXIT_WAIT_EXPIRED;
+	case -ETIME:
+		/* The library gave up on a silent daemon (the wait plus its
+		 * grace): not a busy lock, whatever -w and -E say. */
+		cli_error("acquiring lock %s: dmlockd did not answer in time (is it frozen or overloaded? "
+			  "systemctl status dmlockd); not running %s", o->name, o->command_argv[0]);
+		return DMLOCK_EXIT_UNAVAILABLE;
+	case -ENOLCK:
+		cli_error("lock %s was granted but lost again at once: %s; not running %s", o->name,
+			  why[0] != '\0' ? why : "its lease had already run out (dmlockd frozen or cut off?)",
+			  o->command_argv[0]);
+		return DMLOCK_EXIT_UNAVAILABLE;
 	case -EINVAL:
 		cli_error("dmlockd rejected lock name %s as invalid (use 1 to %d printable ASCII characters "
 			  "without spaces)", o->name, DMLOCK_NAME_MAX);
@@ -178,13 +190,18 @@ static int poll_timeout(const struct run_state *s)
 
 		if (left < 0)
 			left = 0;
+		/* --kill-after goes up to a year, poll() takes an int: past
+		 * INT_MAX ms (24.8 days) it must wake early, not wrap negative
+		 * (for ever) and never send the SIGKILL. */
+		if (left > INT_MAX)
+			left = INT_MAX;
 		if (timeout < 0 || left < timeout)
 			timeout = (int)left;
 	}
 	return timeout;
 }
 
-/* Watch the command and the lock until the command's leader exits. */
+/* Watch the command and the lock until the command exits. */
 static int supervise(struct run_state *s)
 {
 	while (!child_poll_exit(&s->child)) {
@@ -223,8 +240,8 @@ static int finish(struct run_state *s)
 		cli_error("lost lock %s before %s finished: %s", s->opts->name, s->opts->command_argv[0],
 			  lost_reason(dmlock_lock_error(s->lock)));
 	}
-	/* After a loss nothing of the group may run on: kill what the leader
-	 * left behind while its zombie still pins the process group id. */
+	/* After a loss nothing of the group may run on: kill what the command
+	 * left behind while the guard still pins the process group id. */
 	if (s->lost && s->opts->on_lost != ON_LOST_IGNORE)
 		child_signal_group(&s->child, SIGKILL);
 	child_reap(&s->child);
@@ -237,6 +254,11 @@ static int finish(struct run_state *s)
 	}
 	if (s->lost)
 		return DMLOCK_EXIT_LOCK_LOST;
+	if (s->child.status_unknown) {
+		cli_error("%s exited but its exit status was lost (something reaped it behind dmlock's back)",
+			  s->opts->command_argv[0]);
+		return DMLOCK_EXIT_SOFTWARE;
+	}
 	return child_exit_code(s->child.wait_status);
 }
 
@@ -285,6 +307,12 @@ int cmd_run(int argc, char *argv[])
 	r = run_options_parse(argc, argv, &opts);
 	if (r != 0)
 		return r > 0 ? DMLOCK_EXIT_OK : DMLOCK_EXIT_USAGE;
+
+	/* An inherited SIG_IGN for SIGCHLD (some supervisors leave it) makes
+	 * the kernel reap the command itself: we would never see it exit and
+	 * would hold the lock for ever.  The command inherits the default too,
+	 * as under flock(1). */
+	signal(SIGCHLD, SIG_DFL);
 
 	r = cli_connect(opts.socket_path, &s.conn);
 	if (r != 0)

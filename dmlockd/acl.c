@@ -1,8 +1,9 @@
 /*
  * acl.c: the [access] rules of dmlockd (see acl.h): parsing a rule into
- * ids, first-match checks of lock requests and roster operations, and the
- * lookup of a client's supplementary groups.  Never logs; denials come
- * back as a sentence for the client and the log.
+ * ids, first-match checks of lock requests and roster operations, and a
+ * client's groups: from its socket (SO_PEERGROUPS), or from the group
+ * database on kernels without it.  Never logs; denials come back as a
+ * sentence for the client and the log.
  */
 #include "config.h"
 
@@ -13,9 +14,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "dmlockd/acl.h"
+
+#ifndef SO_PEERGROUPS
+#define SO_PEERGROUPS	59	/* Linux 4.13; older headers lack the name */
+#endif
 
 #define ACL_SOURCE_MAX	96
 #define ACL_TEXT_MAX	(DM_LOCK_NAME_MAX + 80)
@@ -336,4 +342,40 @@ acl_lookup_groups(uid_t uid, gid_t gid, gid_t *groups, size_t max)
 	if (getgrouplist(pw->pw_name, gid, groups, &n) < 0 || n < 1)
 		return max;	/* more than max: the first max were filled */
 	return (size_t)n;
+}
+
+int
+acl_socket_groups(int fd, gid_t gid, gid_t *groups, size_t max)
+{
+	gid_t small[64], *buf = small;
+	socklen_t len = sizeof(small);
+	size_t n, out = 0;
+	int r;
+
+	if (max == 0)
+		return 0;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, buf, &len) < 0) {
+		if (errno != ERANGE)
+			return -errno;
+		/* More than 64 groups: len now says how many bytes; the kernel
+		 * caps a process at NGROUPS_MAX (65536) groups. */
+		if (len == 0 || len > 65536 * sizeof(gid_t))
+			return -E2BIG;
+		buf = malloc(len);
+		if (buf == NULL)
+			return -ENOMEM;
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, buf, &len) < 0) {
+			r = -errno;
+			free(buf);
+			return r;
+		}
+	}
+	n = len / sizeof(gid_t);
+	groups[out++] = gid;
+	for (size_t i = 0; i < n && out < max; i++)
+		if (buf[i] != gid)
+			groups[out++] = buf[i];
+	if (buf != small)
+		free(buf);
+	return (int)out;
 }

@@ -71,9 +71,22 @@ int acl_check_roster(const struct dmd_acl *acl, const struct acl_subject *who, c
     size_t whylen);
 
 /*
+ * Fill groups (capacity max) with the groups of the process at the other
+ * end of the Unix socket fd, as the kernel recorded them at connect(2)
+ * (SO_PEERGROUPS): gid (its SO_PEERCRED gid) first, then its
+ * supplementary groups.  No NSS lookup, so it never blocks: this is what
+ * the event loop uses.  Returns the count (at least 1 if max > 0), or
+ * -ENOPROTOOPT if the kernel does not offer SO_PEERGROUPS (before Linux
+ * 4.13: use acl_lookup_groups()), another -errno, or -ENOMEM.
+ */
+int acl_socket_groups(int fd, gid_t gid, gid_t *groups, size_t max);
+
+/*
  * Fill groups (capacity max) with uid's supplementary groups, primary gid
  * first.  Returns the count (at least 1), never fails: a uid without a
- * passwd entry has just gid.  Reads the group database (NSS).
+ * passwd entry has just gid.  Reads the group database (NSS), which may
+ * block for as long as a directory server takes to answer: only a
+ * fallback for kernels without SO_PEERGROUPS.
  */
 size_t acl_lookup_groups(uid_t uid, gid_t gid, gid_t *groups, size_t max);
 

@@ -6,10 +6,14 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <event2/event.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
 
 #include "dm_msg.h"
 #include "dm_wire.h"
@@ -23,9 +27,58 @@
 struct dmd_cluster {
 	struct dmd_daemon	*daemon;
 	struct peer_transport	*transport;
+	unsigned char		 tls_digest[32];	/* of the TLS files in use */
+	bool			 tls_digest_ok;
 	uint8_t			 out[DM_WIRE_MSG_MAX];
 	struct dm_msg		 in;
 };
+
+#define TLS_FILE_MAX	(16u << 20)	/* larger files are not digested */
+
+static int
+digest_file(EVP_MD_CTX *md, const char *path)
+{
+	unsigned char buf[8192];
+	size_t n, total = 0;
+	FILE *f;
+
+	if (path == NULL)
+		return EVP_DigestUpdate(md, "-", 2) == 1 ? 0 : -ENOMEM;
+	if (EVP_DigestUpdate(md, path, strlen(path) + 1) != 1)
+		return -ENOMEM;
+	f = fopen(path, "re");
+	if (f == NULL)
+		return -errno;
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0) {
+		total += n;
+		if (total > TLS_FILE_MAX || EVP_DigestUpdate(md, buf, n) != 1)
+			break;
+	}
+	int r = ferror(f) ? -EIO : total > TLS_FILE_MAX ? -EFBIG : 0;
+	fclose(f);
+	OPENSSL_cleanse(buf, sizeof(buf));
+	return r;
+}
+
+/* SHA-256 over the TLS files' paths and contents (the CRL optional): a
+ * reload with byte-identical files changes nothing. */
+static int
+tls_files_digest(const struct dmd_config *c, unsigned char out[32])
+{
+	EVP_MD_CTX *md = EVP_MD_CTX_new();
+	unsigned int len = 0;
+	int r = -ENOMEM;
+
+	if (md == NULL || EVP_DigestInit_ex(md, EVP_sha256(), NULL) != 1)
+		goto out;
+	if ((r = digest_file(md, c->tls_ca)) < 0 || (r = digest_file(md, c->tls_cert)) < 0 ||
+	    (r = digest_file(md, c->tls_key)) < 0 || (r = digest_file(md, c->tls_crl)) < 0)
+		goto out;
+	r = EVP_DigestFinal_ex(md, out, &len) == 1 && len == 32 ? 0 : -ENOMEM;
+out:
+	EVP_MD_CTX_free(md);
+	return r;
+}
 
 static int
 cluster_tls_new(const struct dmd_config *c, SSL_CTX **ret)
@@ -186,6 +239,7 @@ dmd_cluster_new(struct dmd_daemon *daemon, const struct dmd_config *config,
 	if (c == NULL)
 		return log_error_errno(ENOMEM, "cannot allocate the peer transport");
 	c->daemon = daemon;
+	c->tls_digest_ok = tls_files_digest(config, c->tls_digest) == 0;
 	r = cluster_tls_new(config, &tls);
 	if (r < 0)
 		goto fail;
@@ -239,12 +293,23 @@ dmd_cluster_free(struct dmd_cluster *c)
 int
 dmd_cluster_reload_tls(struct dmd_cluster *c, const struct dmd_config *config)
 {
+	unsigned char digest[32];
 	SSL_CTX *tls = NULL;
+	bool digest_ok = tls_files_digest(config, digest) == 0;
+
+	if (digest_ok && c->tls_digest_ok && memcmp(digest, c->tls_digest, sizeof(digest)) == 0) {
+		log_info("TLS files unchanged; peer links kept");
+		return 0;
+	}
 	int r = cluster_tls_new(config, &tls);
 	if (r < 0)
 		return r;
-	peer_transport_set_tls(c->transport, tls);
+	/* Every link was verified against the old CA and CRL: the transport
+	 * closes them all, and both ends verify each other again. */
+	size_t cut = peer_transport_set_tls(c->transport, tls);
 	SSL_CTX_free(tls);
-	log_notice("TLS files reloaded; new connections use them");
+	memcpy(c->tls_digest, digest, sizeof(digest));
+	c->tls_digest_ok = digest_ok;
+	log_notice("TLS files reloaded; %zu peer link(s) closed to verify the peers again", cut);
 	return 0;
 }

@@ -22,9 +22,11 @@ int dmd_cluster_new(struct dmd_daemon *daemon, const struct dmd_config *config,
     uint64_t incarnation, uint64_t seed, struct dmd_cluster **ret);
 struct dmd_cluster *dmd_cluster_free(struct dmd_cluster *cluster);
 
-/* Reload CA, certificate, key and CRL from config for new connections;
- * established links keep theirs.  0, or negative errno (logged; the old
- * files stay in use). */
+/* Reload CA, certificate, key and CRL from config.  If any of the files
+ * changed (paths or bytes), every peer link is closed and verified again
+ * with the new ones when it is redialed (a peer revoked in the CRL stays
+ * out); byte-identical files change nothing.  0, or negative errno (logged;
+ * the old files and links stay in use). */
 int dmd_cluster_reload_tls(struct dmd_cluster *cluster, const struct dmd_config *config);
 
 #endif /* DMD_CLUSTER_GLUE_H */

@@ -19,6 +19,7 @@
 
 #include "dmlockd/config_file.h"
 #include "dmlockd/frame.h"
+#include "dmlockd/local_server.h"
 
 #ifndef SYSCONFDIR
 #define SYSCONFDIR "/etc"
@@ -29,6 +30,13 @@
 
 #define CONFIG_LINE_MAX 4096
 #define CONFIG_LIST_SEPARATORS ", \t"
+
+/* [local] clients_per_user: the default as text for the table, and the
+ * numbers its doc line states, kept equal to local_server.h's. */
+#define CLIENTS_PER_USER_DEFAULT "256"
+_Static_assert(LOCAL_CLIENTS_PER_UID == 256, "CLIENTS_PER_USER_DEFAULT is LOCAL_CLIENTS_PER_UID");
+_Static_assert(LOCAL_CLIENTS_PER_UID_MAX == 1008 && LP_CLIENTS_MAX == 1024 &&
+    LOCAL_CLIENTS_ROOT_RESERVED == 16, "the doc of local.clients_per_user states these");
 
 const char *const config_default_algorithms[] = { "ricart-agrawala", NULL };
 
@@ -50,7 +58,7 @@ struct config_setting {
 static config_parse_fn parse_node_name, parse_listen, parse_cluster, parse_peers, parse_sponsor,
     parse_algorithm, parse_policy, parse_duration, parse_count, parse_bytes, parse_path,
     parse_optional_string, parse_mode, parse_log_level, parse_access_lock, parse_access_roster,
-    parse_election, parse_group_size;
+    parse_election, parse_group_size, parse_clients_per_user;
 
 static int parse_unsigned(const char *value, uint64_t max, uint64_t *ret);
 
@@ -118,6 +126,9 @@ static const struct config_setting settings[] = {
 	    "permissions of the socket, octal"),
 	SETTING("local", "socket_group", parse_optional_string, socket_group, "", false,
 	    "group owning the socket (default: dmlock if that group exists and dmlockd runs as root, else the daemon's group)"),
+	SETTING("local", "clients_per_user", parse_clients_per_user, clients_per_user,
+	    CLIENTS_PER_USER_DEFAULT, false,
+	    "local connections one user other than root may hold at once (1 to 1008; of 1024, the last 16 are kept for root)"),
 	SETTING("access", "lock", parse_access_lock, acl, "", true,
 	    "lock rules WHO:MODE:PREFIX, first match decides; WHO * user uid @group @gid, MODE ex sh none, PREFIX * or a name prefix (default: none, everyone may lock anything)"),
 	SETTING("access", "roster", parse_access_roster, acl, "", true,
@@ -165,6 +176,12 @@ state_error(struct config_state *st, int line, int code, const char *fmt, ...)
 		snprintf(st->err, sizeof(st->err), "%s: %s", st->path, msg);
 	st->err_line = line > 0 ? line : -1;
 	st->err_code = code;
+}
+
+static bool
+str_differs(const char *a, const char *b)
+{
+	return strcmp(a != NULL ? a : "", b != NULL ? b : "") != 0;
 }
 
 /* ---- value parsers: fill *field from value, or write a message ---- */
@@ -373,6 +390,22 @@ parse_group_size(struct config_state *st, void *field, const char *value, char *
 }
 
 static int
+parse_clients_per_user(struct config_state *st, void *field, const char *value, char *msg,
+    size_t n)
+{
+	uint64_t v;
+
+	if (parse_unsigned(value, LOCAL_CLIENTS_PER_UID_MAX, &v) < 0 || v == 0) {
+		snprintf(msg, n, "'%s' is not a number of connections (1 to %d: of %d, the last %d "
+		    "are kept for root)", value, LOCAL_CLIENTS_PER_UID_MAX, LP_CLIENTS_MAX,
+		    LOCAL_CLIENTS_ROOT_RESERVED);
+		return -EINVAL;
+	}
+	*(uint32_t *)field = (uint32_t)v;
+	return 0;
+}
+
+static int
 parse_duration(struct config_state *st, void *field, const char *value, char *msg, size_t n)
 {
 	dm_msec_t ms;
@@ -419,6 +452,7 @@ parse_count(struct config_state *st, void *field, const char *value, char *msg, 
 static int
 parse_bytes(struct config_state *st, void *field, const char *value, char *msg, size_t n)
 {
+	const uint64_t max = UINT64_C(1) << 40;
 	char digits[32];
 	size_t len = strlen(value);
 	uint64_t v, mult = 1;
@@ -432,10 +466,16 @@ parse_bytes(struct config_state *st, void *field, const char *value, char *msg, 
 		}
 		if (mult != 1)
 			digits[len - 1] = '\0';
-		if (parse_unsigned(digits, UINT64_C(1) << 40, &v) == 0 && v > 0 &&
-		    v * mult <= (UINT64_C(1) << 40) && v * mult >= FRAME_MAX) {
-			*(uint64_t *)field = v * mult;
-			return 0;
+		if (digits[0] != '\0' && strspn(digits, "0123456789") == strlen(digits)) {
+			/* Bounded before multiplying: v * mult cannot wrap. */
+			if (parse_unsigned(digits, max / mult, &v) < 0) {
+				snprintf(msg, n, "'%s' is too large (at most 2^40 bytes: 1024G)", value);
+				return -EINVAL;
+			}
+			if (v * mult >= FRAME_MAX) {
+				*(uint64_t *)field = v * mult;
+				return 0;
+			}
 		}
 	}
 	snprintf(msg, n, "'%s' is not a size (%d to 2^40 bytes, suffix K, M or G allowed)", value,
@@ -909,6 +949,102 @@ config_to_engine(const struct dmd_config *c, uint64_t incarnation, uint64_t seed
 		.election = c->election,
 		.group_size = c->group_size,
 	};
+}
+
+/* ---- reload: which settings a running daemon cannot apply ---- */
+
+/* Applied on SIGHUP (main.c): the TLS files, the [access] rules, the log
+ * level.  Everything else is read once at start. */
+static bool
+setting_reloadable(const struct config_setting *s)
+{
+	return strcmp(s->section, "tls") == 0 || strcmp(s->section, "access") == 0 ||
+	    strcmp(s->section, "log") == 0;
+}
+
+static bool
+spec_equal(const struct dm_peer_spec *a, const struct dm_peer_spec *b)
+{
+	return !str_differs(a->name, b->name) && !str_differs(a->address, b->address);
+}
+
+/* The same peers with the same addresses, in any order (names are unique). */
+static bool
+peers_equal(const struct dmd_config *a, const struct dmd_config *b)
+{
+	if (a->n_peers != b->n_peers)
+		return false;
+	for (size_t i = 0; i < a->n_peers; i++) {
+		size_t j;
+		for (j = 0; j < b->n_peers; j++)
+			if (!str_differs(a->peers[i].name, b->peers[j].name))
+				break;
+		if (j == b->n_peers || !spec_equal(&a->peers[i], &b->peers[j]))
+			return false;
+	}
+	return true;
+}
+
+static bool
+listen_equal(const struct dmd_config *a, const struct dmd_config *b)
+{
+	if (a->n_listen != b->n_listen)
+		return false;
+	for (size_t i = 0; i < a->n_listen; i++)
+		if (str_differs(a->listen[i], b->listen[i]))
+			return false;
+	return true;
+}
+
+/* Whether setting s has the same value in a and b, by the type its parser
+ * fills.  An unknown parser counts as a change (check_config compares every
+ * key of a config with itself, so a new parser without a case here fails). */
+static bool
+setting_equal(const struct config_setting *s, const struct dmd_config *a, const struct dmd_config *b)
+{
+	const void *fa = (const char *)a + s->offset, *fb = (const char *)b + s->offset;
+
+	if (s->parse == parse_node_name || s->parse == parse_cluster || s->parse == parse_path ||
+	    s->parse == parse_optional_string || s->parse == parse_algorithm ||
+	    s->parse == parse_election)
+		return !str_differs(*(char *const *)fa, *(char *const *)fb);
+	if (s->parse == parse_listen)
+		return listen_equal(a, b);
+	if (s->parse == parse_peers)
+		return peers_equal(a, b);
+	if (s->parse == parse_sponsor)
+		return spec_equal(fa, fb);
+	if (s->parse == parse_policy)
+		return *(const enum dm_failure_policy *)fa == *(const enum dm_failure_policy *)fb;
+	if (s->parse == parse_duration)
+		return *(const dm_msec_t *)fa == *(const dm_msec_t *)fb;
+	if (s->parse == parse_count || s->parse == parse_group_size ||
+	    s->parse == parse_clients_per_user)
+		return *(const uint32_t *)fa == *(const uint32_t *)fb;
+	if (s->parse == parse_bytes)
+		return *(const uint64_t *)fa == *(const uint64_t *)fb;
+	if (s->parse == parse_mode)
+		return *(const mode_t *)fa == *(const mode_t *)fb;
+	if (s->parse == parse_log_level)
+		return *(const enum log_level *)fa == *(const enum log_level *)fb;
+	return false;
+}
+
+size_t
+config_restart_changes(const struct dmd_config *running, const struct dmd_config *fresh,
+    const char **keys, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < N_SETTINGS; i++) {
+		const struct config_setting *s = &settings[i];
+		if (setting_reloadable(s) || setting_equal(s, running, fresh))
+			continue;
+		if (n < max)
+			keys[n] = s->full_name;
+		n++;
+	}
+	return n;
 }
 
 const char *const *

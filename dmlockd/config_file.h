@@ -65,6 +65,8 @@ struct dmd_config {
 	mode_t		 socket_mode;
 	char		*socket_group;		/* NULL: "dmlock" if it exists (as root), else
 						 * the daemon's group */
+	uint32_t	 clients_per_user;	/* connections a user other than root may
+						 * hold, 1 to LOCAL_CLIENTS_PER_UID_MAX */
 
 	/* [access]: lock rules and roster principals (acl.h); NULL: none */
 	struct dmd_acl	*acl;
@@ -95,6 +97,16 @@ struct dmd_acl *config_take_acl(struct dmd_config *c);
  */
 void config_to_engine(const struct dmd_config *c, uint64_t incarnation, uint64_t seed,
     struct dm_engine_config *ret);
+
+/*
+ * The settings that differ between the running config and a freshly loaded
+ * one and that a running daemon does not apply (all but the [tls] files,
+ * [access] and [log], which SIGHUP reloads): up to max "section.key" names
+ * in keys, in table order.  Returns how many differ (may exceed max).
+ * Peers compare as a set of name@address; listen addresses in order.
+ */
+size_t config_restart_changes(const struct dmd_config *running, const struct dmd_config *fresh,
+    const char **keys, size_t max);
 
 /* The address peers use to reach this node: its own roster entry if the
  * peers list names it, else the first listen address (NULL if none). */

@@ -36,7 +36,7 @@ struct dmd_daemon {
 	void			*transport_ctx;
 	void			(*state_hook)(void *ctx, enum dm_effect_type type);
 	void			*state_ctx;
-	const struct state_dir	*state_dir;	/* NULL: floors are not stored */
+	struct state_dir	*state_dir;	/* NULL: floors are not stored */
 	dm_msec_t		 last_now;
 
 	/* Events that arrived while a step was running (a transport callback
@@ -378,7 +378,7 @@ dmd_daemon_set_state_hook(struct dmd_daemon *d,
 }
 
 void
-dmd_daemon_set_state_dir(struct dmd_daemon *d, const struct state_dir *dir)
+dmd_daemon_set_state_dir(struct dmd_daemon *d, struct state_dir *dir)
 {
 	d->state_dir = dir;
 }

@@ -61,7 +61,7 @@ void dmd_daemon_set_state_hook(struct dmd_daemon *daemon,
  * the daemon's lifetime.  Unset (in-process tests), the floor
  * is not stored. */
 struct state_dir;
-void dmd_daemon_set_state_dir(struct dmd_daemon *daemon, const struct state_dir *dir);
+void dmd_daemon_set_state_dir(struct dmd_daemon *daemon, struct state_dir *dir);
 
 /*
  * Step the engine with ev (its "now" is filled in here) and apply the

@@ -1,7 +1,9 @@
 /*
  * local_server.c: the listening Unix socket of dmlockd.  Binds it safely
  * (refusing to steal a live daemon's socket, removing a stale one), accepts
- * clients with their SO_PEERCRED credentials, caps the number of sessions,
+ * clients with their SO_PEERCRED credentials, caps the number of sessions
+ * (in total, per user as [local] clients_per_user says, with a few kept for
+ * root),
  * and closes finished sessions from a deferred event so that no session is
  * freed while one of its own callbacks or an engine step is running.
  */
@@ -15,11 +17,13 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/event.h>
 #include <event2/listener.h>
 
+#include "dmlockd/accept_guard.h"
 #include "dmlockd/acl.h"
 #include "dmlockd/daemon.h"
 #include "dmlockd/local_server.h"
@@ -29,12 +33,24 @@
 struct local_server {
 	struct dmd_daemon	*daemon;
 	struct evconnlistener	*listener;
+	struct accept_guard	*guard;		/* pauses accepts when out of fds */
 	struct event		*reap;
 	char			 path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	bool			 bound;		/* we created the file: unlink it */
 	struct dmd_acl		*acl;		/* [access] rules, NULL: none */
+	size_t			 per_uid;	/* [local] clients_per_user */
 	struct local_session	*sessions[LP_CLIENTS_MAX];
 	size_t			 n_sessions;
+	/* Refusals logged, per reason (enum refusal): one line a second each. */
+	time_t			 refusal_logged_at[3];	/* CLOCK_MONOTONIC s; 0: never */
+	unsigned		 refusals_unlogged[3];
+};
+
+enum refusal {
+	REFUSAL_NONE = -1,
+	REFUSAL_TOTAL,		/* LP_CLIENTS_MAX reached */
+	REFUSAL_ROOT_RESERVE,	/* only root's reserved slots are left */
+	REFUSAL_PER_UID,	/* this user holds per_uid ([local] clients_per_user) */
 };
 
 static int
@@ -138,6 +154,60 @@ bind_socket(const char *path, mode_t mode, int *ret_fd)
 	return 0;
 }
 
+/* May one more client of uid connect?  The total is capped at
+ * LP_CLIENTS_MAX; a user other than root may hold srv->per_uid of them
+ * ([local] clients_per_user, LOCAL_CLIENTS_PER_UID by default), and never
+ * the last LOCAL_CLIENTS_ROOT_RESERVED: one user cannot lock root's
+ * `dmlock status` or `leave` out. */
+static enum refusal
+server_admits(const struct local_server *srv, uid_t uid, char *why, size_t len)
+{
+	size_t same = 0;
+
+	if (srv->n_sessions >= LP_CLIENTS_MAX) {
+		snprintf(why, len, "too many local clients (%d)", LP_CLIENTS_MAX);
+		return REFUSAL_TOTAL;
+	}
+	if (uid == 0)
+		return REFUSAL_NONE;
+	if (srv->n_sessions >= LP_CLIENTS_MAX - LOCAL_CLIENTS_ROOT_RESERVED) {
+		snprintf(why, len, "too many local clients (%zu; the last %d are kept for root)",
+		    srv->n_sessions, LOCAL_CLIENTS_ROOT_RESERVED);
+		return REFUSAL_ROOT_RESERVE;
+	}
+	for (size_t i = 0; i < srv->n_sessions; i++)
+		if (local_session_cred(srv->sessions[i])->uid == uid)
+			same++;
+	if (same >= srv->per_uid) {
+		snprintf(why, len, "uid %ld has %zu local connections, the most one user may have",
+		    (long)uid, srv->per_uid);
+		return REFUSAL_PER_UID;
+	}
+	return REFUSAL_NONE;
+}
+
+/* One warning a second at most per reason: a client looping on connect()
+ * at its cap would otherwise write a line per attempt. */
+static void
+server_log_refusal(struct local_server *srv, enum refusal kind,
+    const struct local_session_cred *cred, const char *why)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (srv->refusal_logged_at[kind] != 0 && now.tv_sec == srv->refusal_logged_at[kind]) {
+		srv->refusals_unlogged[kind]++;
+		return;
+	}
+	if (srv->refusals_unlogged[kind] > 0)
+		log_warning("%s; refusing pid %ld uid %ld (and %u more since the last such line)",
+		    why, (long)cred->pid, (long)cred->uid, srv->refusals_unlogged[kind]);
+	else
+		log_warning("%s; refusing pid %ld uid %ld", why, (long)cred->pid, (long)cred->uid);
+	srv->refusal_logged_at[kind] = now.tv_sec;
+	srv->refusals_unlogged[kind] = 0;
+}
+
 static void
 server_on_accept(struct evconnlistener *listener, evutil_socket_t fd, struct sockaddr *addr,
     int socklen, void *arg)
@@ -147,14 +217,16 @@ server_on_accept(struct evconnlistener *listener, evutil_socket_t fd, struct soc
 	struct ucred uc;
 	socklen_t len = sizeof(uc);
 
+	accept_guard_on_accept(srv->guard);
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &uc, &len) == 0) {
 		cred.pid = uc.pid;
 		cred.uid = uc.uid;
 		cred.gid = uc.gid;
 	}
-	if (srv->n_sessions >= LP_CLIENTS_MAX) {
-		log_warning("too many local clients (%d); refusing pid %ld", LP_CLIENTS_MAX,
-		    (long)cred.pid);
+	char why[128];
+	enum refusal refused = server_admits(srv, cred.uid, why, sizeof(why));
+	if (refused != REFUSAL_NONE) {
+		server_log_refusal(srv, refused, &cred, why);
 		local_session_reject(fd);
 		return;
 	}
@@ -170,8 +242,11 @@ server_on_accept(struct evconnlistener *listener, evutil_socket_t fd, struct soc
 static void
 server_on_accept_error(struct evconnlistener *listener, void *arg)
 {
+	struct local_server *srv = arg;
 	int err = EVUTIL_SOCKET_ERROR();
-	log_warning_errno(err, "accept on the local socket failed");
+
+	if (!accept_guard_on_error(srv->guard, err))
+		log_warning_errno(err, "accept on the local socket failed");
 }
 
 static void
@@ -233,15 +308,18 @@ local_server_n_sessions(const struct local_server *srv)
 
 int
 local_server_new(struct dmd_daemon *daemon, const char *path, mode_t mode, int listen_fd,
-    struct local_server **ret)
+    size_t per_uid, struct local_server **ret)
 {
 	struct local_server *srv;
 	int fd = listen_fd, r;
 
+	if (per_uid < 1 || per_uid > LOCAL_CLIENTS_PER_UID_MAX)
+		return -EINVAL;
 	srv = calloc(1, sizeof(*srv));
 	if (srv == NULL)
 		return -ENOMEM;
 	srv->daemon = daemon;
+	srv->per_uid = per_uid;
 	if (path != NULL)
 		snprintf(srv->path, sizeof(srv->path), "%s", path);
 	if (fd < 0) {
@@ -261,6 +339,10 @@ local_server_new(struct dmd_daemon *daemon, const char *path, mode_t mode, int l
 		goto fail;
 	}
 	evconnlistener_set_error_cb(srv->listener, server_on_accept_error);
+	r = accept_guard_new(dmd_daemon_base(daemon), srv->listener, "the local socket",
+	    &srv->guard);
+	if (r < 0)
+		goto fail;
 	srv->reap = event_new(dmd_daemon_base(daemon), -1, 0, server_on_reap, srv);
 	if (srv->reap == NULL) {
 		r = -ENOMEM;
@@ -284,6 +366,7 @@ local_server_free(struct local_server *srv)
 		event_free(srv->reap);
 	if (srv->listener != NULL)
 		evconnlistener_free(srv->listener);
+	accept_guard_free(srv->guard);
 	if (srv->bound)
 		unlink(srv->path);
 	acl_free(srv->acl);

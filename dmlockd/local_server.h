@@ -10,6 +10,17 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "local_proto.h"
+
+/* Of the LP_CLIENTS_MAX local connections, one user other than root may
+ * hold [local] clients_per_user (by default a quarter, at most all but the
+ * reserve), and the last few are kept for root (dmlock status, leave,
+ * remove must get through when users take every slot).  A client past a
+ * cap is sent ERROR - too-many-clients and closed. */
+#define LOCAL_CLIENTS_PER_UID		(LP_CLIENTS_MAX / 4)	/* the default */
+#define LOCAL_CLIENTS_ROOT_RESERVED	16
+#define LOCAL_CLIENTS_PER_UID_MAX	(LP_CLIENTS_MAX - LOCAL_CLIENTS_ROOT_RESERVED)
+
 struct dmd_acl;
 struct dmd_daemon;
 struct local_server;
@@ -20,10 +31,13 @@ struct local_session;
  * -EADDRINUSE if a live daemon answers there, remove a stale socket file,
  * bind, chmod to mode.  Or, with listen_fd >= 0, adopt that listening
  * socket (socket activation; path is then only remembered, never
- * unlinked).  Returns 0, -EADDRINUSE, -ENAMETOOLONG, or another -errno.
+ * unlinked).  A user other than root may hold per_uid connections, 1 to
+ * LOCAL_CLIENTS_PER_UID_MAX ([local] clients_per_user; fixed for the
+ * server's life).  Returns 0, -EINVAL (per_uid out of range), -EADDRINUSE,
+ * -ENAMETOOLONG, or another -errno.
  */
 int local_server_new(struct dmd_daemon *daemon, const char *path, mode_t mode, int listen_fd,
-    struct local_server **ret);
+    size_t per_uid, struct local_server **ret);
 
 /* Close every session (without engine events), stop listening and unlink
  * the socket it bound.  NULL-safe. */

@@ -43,7 +43,7 @@ struct local_session {
 	unsigned		 n_errors;
 	bool			 closing;
 	bool			 paused;	/* reading stopped for backpressure */
-	gid_t			*groups;	/* supplementary groups, looked up once */
+	gid_t			*groups;	/* gid and supplementary groups, read once */
 	size_t			 n_groups;
 	unsigned		 n_denials;	/* access denials (only the first few logged) */
 };
@@ -158,17 +158,39 @@ session_remove(struct local_session *s, struct dmd_request *req)
 
 /* ---- access control ------------------------------------------------------ */
 
-/* The client as the ACL sees it; groups are looked up on first need. */
+/* The client's groups, read once on first need: from the socket
+ * (SO_PEERGROUPS, the groups the client really has, without NSS, which
+ * can block the event loop for a directory server's timeout); from the
+ * group database only on kernels without SO_PEERGROUPS. */
+static void
+session_load_groups(struct local_session *s)
+{
+	gid_t *groups = calloc(ACL_GROUPS_MAX, sizeof(*groups));
+	int n;
+
+	if (groups == NULL)
+		return;
+	n = acl_socket_groups(bufferevent_getfd(s->bev), s->cred.gid, groups, ACL_GROUPS_MAX);
+	if (n == -ENOPROTOOPT) {
+		n = (int)acl_lookup_groups(s->cred.uid, s->cred.gid, groups, ACL_GROUPS_MAX);
+	} else if (n < 0) {
+		log_warning_errno(n, "cannot read the groups of local client pid %ld; "
+		    "using its primary group %ld only", (long)s->cred.pid, (long)s->cred.gid);
+		groups[0] = s->cred.gid;
+		n = 1;
+	}
+	gid_t *fit = realloc(groups, (size_t)n * sizeof(*groups));
+	s->groups = fit != NULL ? fit : groups;
+	s->n_groups = (size_t)n;
+}
+
+/* The client as the ACL sees it; groups are read on first need. */
 static void
 session_subject(struct local_session *s, struct acl_subject *ret)
 {
 	const struct dmd_acl *acl = local_server_acl(s->server);
-	if (s->groups == NULL && acl_needs_groups(acl)) {
-		s->groups = calloc(ACL_GROUPS_MAX, sizeof(*s->groups));
-		if (s->groups != NULL)
-			s->n_groups = acl_lookup_groups(s->cred.uid, s->cred.gid, s->groups,
-			    ACL_GROUPS_MAX);
-	}
+	if (s->groups == NULL && acl_needs_groups(acl))
+		session_load_groups(s);
 	*ret = (struct acl_subject){ .uid = s->cred.uid, .gid = s->cred.gid,
 	    .groups = s->groups, .n_groups = s->n_groups };
 }

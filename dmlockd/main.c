@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
@@ -62,6 +63,7 @@ struct dmd_main {
 	char			 status[256];
 	bool			 ready;
 	bool			 leaving;
+	unsigned		 unready_seconds;	/* status ticks while joining */
 };
 
 static void
@@ -219,13 +221,38 @@ status_line(struct dmd_main *m, char *buf, size_t size)
 	    m->leaving ? ", leaving" : "");
 }
 
+/* Called once a second while the node has not joined: after 3 T_fail
+ * (and every 10 minutes after that) say so, and what to look at.  A node
+ * whose sponsors are all gone waits for ever (nobody can admit it), and
+ * without this line its log would say nothing at all. */
+static void
+joining_hint(struct dmd_main *m)
+{
+	unsigned first;
+
+	if (m->config == NULL || m->leaving)
+		return;
+	first = (unsigned)(3 * (m->config->request_timeout_ms + m->config->probe_timeout_ms) / 1000);
+	if (first < 1)
+		first = 1;
+	m->unready_seconds++;
+	if (m->unready_seconds < first || (m->unready_seconds - first) % 600 != 0)
+		return;
+	log_warning("not a member of the cluster after %u s: no sponsor has admitted this node yet"
+	    " (`dmlock status` shows the peers and links; if every member has stopped, start the"
+	    " nodes again from their peers)", m->unready_seconds);
+	dmd_sd_notify_status("joining: not admitted after %u s", m->unready_seconds);
+}
+
 static void
 on_status_timer(evutil_socket_t fd, short what, void *arg)
 {
 	struct dmd_main *m = arg;
 	char now[sizeof(m->status)];
-	if (!m->ready)
+	if (!m->ready) {
+		joining_hint(m);
 		return;
+	}
 	status_line(m, now, sizeof(now));
 	if (strcmp(now, m->status) != 0) {
 		memcpy(m->status, now, sizeof(now));
@@ -241,7 +268,8 @@ on_engine_state(void *ctx, enum dm_effect_type type)
 		m->ready = true;
 		status_line(m, m->status, sizeof(m->status));
 		log_notice("ready: %s", m->status);
-		dmd_sd_notify_ready(m->status);
+		if (!m->leaving)	/* not after STOPPING=1 */
+			dmd_sd_notify_ready(m->status);
 	} else if (type == DM_FX_LEFT) {
 		log_notice("left the cluster");
 		event_base_loopbreak(m->base);
@@ -267,13 +295,24 @@ on_stop_signal(evutil_socket_t sig, short what, void *arg)
 	}
 	dmd_sd_notify_stopping();
 	m->leaving = true;
-	log_notice("received %s: leaving the cluster", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+	const char *signame = sig == SIGTERM ? "SIGTERM" : "SIGINT";
 	struct dm_engine_stats st;
 	dm_engine_get_stats(dmd_daemon_engine(m->daemon), &st);
-	if (st.roster_size <= 1 || m->cluster == NULL) {
+	if (m->cluster == NULL || st.roster_size <= 1) {
+		/* Nobody to tell.  The last member says what that means: the
+		 * cluster has no member now, and forms again when its nodes
+		 * start from their peers (a joining node would wait for ever). */
+		if (m->cluster == NULL)
+			log_notice("received %s: stopping", signame);
+		else if (st.ready)
+			log_notice("received %s: stopping; this node was the cluster's last member"
+			    " (the cluster forms again when its nodes start from their peers)", signame);
+		else
+			log_notice("received %s: stopping (not a member of the cluster yet)", signame);
 		event_base_loopbreak(m->base);
 		return;
 	}
+	log_notice("received %s: leaving the cluster", signame);
 	struct timeval tv = { .tv_sec = LEAVE_TIMEOUT_SEC };
 	evtimer_add(m->leave_timer, &tv);
 	struct dm_event ev = { .type = DM_EV_LEAVE };
@@ -284,21 +323,21 @@ on_stop_signal(evutil_socket_t sig, short what, void *arg)
 	}
 }
 
-static bool
-str_differs(const char *a, const char *b)
-{
-	return strcmp(a != NULL ? a : "", b != NULL ? b : "") != 0;
-}
-
-/* SIGHUP: reread the file; apply TLS files and the log level; say what
- * needs a restart.  On any error the running configuration stays. */
+/* SIGHUP: reread the file; apply TLS files, [access] and the log level;
+ * log every other setting that changed as needing a restart.  On any error
+ * the running configuration stays.  systemd hears RELOADING=1 and READY=1
+ * only when the node is ready and not leaving: a joining node sends its
+ * first READY=1 when the engine says so, a leaving one never again. */
 static void
 on_reload_signal(evutil_socket_t sig, short what, void *arg)
 {
 	struct dmd_main *m = arg;
 	struct dmd_config *fresh = NULL;
+	bool notify = m->ready && !m->leaving;
+	const char *changed[64];
 
-	dmd_sd_notify_reloading();
+	if (notify)
+		dmd_sd_notify_reloading();
 	if (m->config == NULL) {
 		log_notice("SIGHUP: no configuration file in use; nothing to reload");
 		goto out;
@@ -316,22 +355,18 @@ on_reload_signal(evutil_socket_t sig, short what, void *arg)
 		log_error("TLS files not reloaded; keeping the old ones");
 	if (m->server != NULL)
 		local_server_set_acl(m->server, config_take_acl(fresh));	/* [access] */
-	if (str_differs(fresh->node_name, m->config->node_name) ||
-	    str_differs(fresh->cluster, m->config->cluster) ||
-	    str_differs(fresh->algorithm, m->config->algorithm) ||
-	    fresh->n_listen != m->config->n_listen || fresh->n_peers != m->config->n_peers ||
-	    fresh->failure_policy != m->config->failure_policy ||
-	    fresh->lease_ms != m->config->lease_ms ||
-	    fresh->request_timeout_ms != m->config->request_timeout_ms ||
-	    fresh->probe_timeout_ms != m->config->probe_timeout_ms ||
-	    str_differs(fresh->local_socket, m->config->local_socket) ||
-	    str_differs(fresh->state_dir, m->config->state_dir))
-		log_warning("node, cluster, peers, listen, algorithm, timeouts or socket changed: "
-		    "not reloaded (restart dmlockd to apply; use dmlock join/leave for the roster)");
+	size_t n = config_restart_changes(m->config, fresh, changed,
+	    sizeof(changed) / sizeof(changed[0]));
+	for (size_t i = 0; i < n && i < sizeof(changed) / sizeof(changed[0]); i++)
+		log_warning("%s changed: not reloaded: needs a restart", changed[i]);
+	if (n > 0)
+		log_warning("%zu setting(s) not reloaded: restart dmlockd to apply them "
+		    "(use dmlock join/leave/remove for the roster)", n);
 	/* Keep the old config: the engine and transport borrow its strings. */
 	config_free(fresh);
 out:
-	dmd_sd_notify_ready(m->status);
+	if (notify)
+		dmd_sd_notify_ready(m->status);
 }
 
 static void
@@ -390,14 +425,16 @@ socket_path_for(const struct dmd_main *m, int listen_fd, char *path, size_t size
 /* The state directory (state_file.h): --state-dir, the config's [node]
  * state_directory, systemd's $STATE_DIRECTORY (its first entry), then
  * /var/lib/dmlock as root (StateDirectory=dmlock's path) or the user's
- * $XDG_STATE_HOME/dmlock (~/.local/state/dmlock). */
+ * $XDG_STATE_HOME/dmlock (~/.local/state/dmlock).  Missing parents are made
+ * 0700 under $XDG_STATE_HOME or ~ (the XDG spec's mode), else 0755. */
 static int
-state_dir_path_for(const struct dmd_main *m, char *path, size_t size)
+state_dir_path_for(const struct dmd_main *m, char *path, size_t size, mode_t *parent_mode)
 {
 	const char *env = getenv("STATE_DIRECTORY");
 	const char *home = getenv("HOME");
 	int n;
 
+	*parent_mode = 0755;
 	if (m->options->state_dir != NULL)
 		n = snprintf(path, size, "%s", m->options->state_dir);
 	else if (m->config != NULL && m->config->state_dir != NULL)
@@ -406,11 +443,13 @@ state_dir_path_for(const struct dmd_main *m, char *path, size_t size)
 		n = snprintf(path, size, "%.*s", (int)strcspn(env, ":"), env);
 	else if (geteuid() == 0)
 		n = snprintf(path, size, "/var/lib/dmlock");
-	else if ((env = getenv("XDG_STATE_HOME")) != NULL && env[0] == '/')
+	else if ((env = getenv("XDG_STATE_HOME")) != NULL && env[0] == '/') {
 		n = snprintf(path, size, "%s/dmlock", env);
-	else if (home != NULL && home[0] == '/')
+		*parent_mode = 0700;
+	} else if (home != NULL && home[0] == '/') {
 		n = snprintf(path, size, "%s/.local/state/dmlock", home);
-	else
+		*parent_mode = 0700;
+	} else
 		return log_error_errno(ENOENT, "no state directory: HOME is unset (use --state-dir DIR)");
 	if (n < 0 || (size_t)n >= size)
 		return log_error_errno(ENAMETOOLONG, "state directory path too long");
@@ -468,6 +507,58 @@ config_is_clustered(const struct dmd_config *c)
 	return c != NULL && (c->n_listen > 0 || c->n_peers > 1 || c->sponsor.name != NULL);
 }
 
+/* Descriptors the configured limits can hold at once: every local client,
+ * two links per possible peer (a duplicate-link race), the inbound
+ * handshakes and the listeners, plus a margin for the event loop, the
+ * state directory, logging and dials. */
+static rlim_t
+fds_needed(const struct dmd_config *c)
+{
+	rlim_t n = LP_CLIENTS_MAX + 64;
+
+	if (config_is_clustered(c))
+		n += 2 * (rlim_t)DM_NODES_MAX + c->max_handshakes + c->n_listen;
+	return n;
+}
+
+/* Outside systemd (whose unit sets LimitNOFILE=) the soft limit is often
+ * 1024, below what the limits above need: take the hard limit, and warn
+ * when even that is too low (accepts then pause while descriptors are
+ * short: accept_guard.h). */
+static void
+raise_fd_limit(const struct dmd_config *c)
+{
+	struct rlimit rl;
+	rlim_t need = fds_needed(c), before;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0) {
+		log_warning_errno(errno, "cannot read the open-file limit");
+		return;
+	}
+	before = rl.rlim_cur;
+	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < rl.rlim_max) {
+		struct rlimit want = { .rlim_cur = rl.rlim_max, .rlim_max = rl.rlim_max };
+		/* An unlimited hard limit is refused for descriptors: ask for
+		 * what is needed then. */
+		if (setrlimit(RLIMIT_NOFILE, &want) < 0 && rl.rlim_max == RLIM_INFINITY &&
+		    need > rl.rlim_cur) {
+			want.rlim_cur = need;
+			(void)setrlimit(RLIMIT_NOFILE, &want);
+		}
+		if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+			rl.rlim_cur = before;
+		if (rl.rlim_cur != before)
+			log_info("open-file limit raised from %llu to %llu",
+			    (unsigned long long)before, (unsigned long long)rl.rlim_cur);
+	}
+	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < need)
+		log_warning("the open-file limit is %llu (hard %llu), below the %llu descriptors "
+		    "%d local clients%s can use: new connections will wait while descriptors are "
+		    "short (raise LimitNOFILE= or ulimit -Hn)", (unsigned long long)rl.rlim_cur,
+		    (unsigned long long)rl.rlim_max, (unsigned long long)need, LP_CLIENTS_MAX,
+		    config_is_clustered(c) ? " and the peer links" : "");
+}
+
 static int
 install_signals(struct dmd_main *m, struct event **ev, size_t n)
 {
@@ -492,7 +583,7 @@ run(const struct options *o)
 	struct event *signals[4] = { NULL };
 	struct dm_engine_config engine_config;
 	char state_path[4096];
-	struct state_dir state = { .fd = -1 };
+	struct state_dir state = { .fd = -1, .spare_fd = -1 };
 	int listen_fd = -ENOENT;
 	int r;
 
@@ -504,6 +595,7 @@ run(const struct options *o)
 		if (!o->log_level_set)
 			log_set_max_level(m.config->log_level);
 	}
+	raise_fd_limit(m.config);
 	uint64_t incarnation = startup_entropy();
 	uint64_t seed = startup_entropy();
 	build_engine_config(&m, incarnation, seed, node, sizeof(node), &engine_config);
@@ -515,10 +607,11 @@ run(const struct options *o)
 	if (r < 0)
 		goto out;
 
-	r = state_dir_path_for(&m, state_path, sizeof(state_path));
+	mode_t state_parent_mode;
+	r = state_dir_path_for(&m, state_path, sizeof(state_path), &state_parent_mode);
 	if (r < 0)
 		goto out;
-	r = state_dir_open(state_path, &state, &engine_config.epoch_floor);
+	r = state_dir_open(state_path, state_parent_mode, &state, &engine_config.epoch_floor);
 	if (r < 0)
 		goto out;
 
@@ -547,7 +640,9 @@ run(const struct options *o)
 	}
 
 	mode_t mode = m.config != NULL ? m.config->socket_mode : geteuid() == 0 ? 0660 : 0600;
-	r = local_server_new(m.daemon, path, mode, listen_fd >= 0 ? listen_fd : -1, &server);
+	size_t per_uid = m.config != NULL ? m.config->clients_per_user : LOCAL_CLIENTS_PER_UID;
+	r = local_server_new(m.daemon, path, mode, listen_fd >= 0 ? listen_fd : -1, per_uid,
+	    &server);
 	if (r < 0)
 		goto out;
 	r = apply_socket_group(m.config, path, listen_fd);

@@ -64,6 +64,8 @@ struct peer {
 
 struct peer_listener {
 	struct evconnlistener	*lev;
+	struct accept_guard	*guard;		/* pauses accepts when out of fds */
+	struct peer_transport	*t;
 };
 
 struct peer_transport {

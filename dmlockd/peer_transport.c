@@ -23,6 +23,7 @@
 
 #include <event2/buffer.h>
 
+#include "dmlockd/accept_guard.h"
 #include "dmlockd/config_file.h"
 #include "dmlockd/log.h"
 #include "dmlockd/peer_internal.h"
@@ -304,7 +305,10 @@ inbound_handshakes(const struct peer_transport *t)
 static void
 accept_cb(struct evconnlistener *lev, evutil_socket_t fd, struct sockaddr *sa, int salen, void *arg)
 {
-	struct peer_transport *t = arg;
+	struct peer_listener *l = arg;
+	struct peer_transport *t = l->t;
+
+	accept_guard_on_accept(l->guard);
 
 	if (inbound_handshakes(t) >= t->limits.max_handshakes) {
 		evutil_closesocket(fd);
@@ -379,6 +383,16 @@ tick_cb(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
+static void
+accept_error_cb(struct evconnlistener *lev, void *arg)
+{
+	struct peer_listener *l = arg;
+	int err = EVUTIL_SOCKET_ERROR();
+
+	if (!accept_guard_on_error(l->guard, err))
+		log_warning_errno(err, "accept on a peer listener failed");
+}
+
 static int
 listen_on(struct peer_transport *t, const char *address)
 {
@@ -394,12 +408,23 @@ listen_on(struct peer_transport *t, const char *address)
 	}
 	if (ss.ss_family == AF_INET6)
 		flags |= LEV_OPT_BIND_IPV6ONLY;
-	lev = evconnlistener_new_bind(t->base, accept_cb, t, flags, 64, (struct sockaddr *)&ss, len);
+	struct peer_listener *l = &t->listeners[t->n_listeners];
+	lev = evconnlistener_new_bind(t->base, accept_cb, l, flags, 64, (struct sockaddr *)&ss, len);
 	if (lev == NULL) {
 		r = errno != 0 ? -errno : -EADDRNOTAVAIL;
 		return log_error_errno(r, "cannot listen on %s: %s", address, strerror(-r));
 	}
-	t->listeners[t->n_listeners++].lev = lev;
+	char what[96];
+	snprintf(what, sizeof(what), "peer listener %s", address);
+	r = accept_guard_new(t->base, lev, what, &l->guard);
+	if (r < 0) {
+		evconnlistener_free(lev);
+		return log_error_errno(r, "cannot listen on %s", address);
+	}
+	l->lev = lev;
+	l->t = t;
+	evconnlistener_set_error_cb(lev, accept_error_cb);
+	t->n_listeners++;
 	return 0;
 }
 
@@ -507,8 +532,10 @@ peer_transport_free(struct peer_transport *t)
 		peer_destroy(p);
 	while ((link = TAILQ_FIRST(&t->links)) != NULL)
 		peer_link_free(link);
-	for (size_t i = 0; i < t->n_listeners; i++)
+	for (size_t i = 0; i < t->n_listeners; i++) {
 		evconnlistener_free(t->listeners[i].lev);
+		accept_guard_free(t->listeners[i].guard);
+	}
 	if (t->tick != NULL)
 		event_free(t->tick);
 	if (t->reaper != NULL)
@@ -585,13 +612,29 @@ peer_transport_send(struct peer_transport *t, const char *name, const uint8_t *p
 	return 0;
 }
 
-void
+size_t
 peer_transport_set_tls(struct peer_transport *t, SSL_CTX *ctx)
 {
+	struct peer_link *link;
+	size_t cut = 0;
+
 	SSL_CTX_up_ref(ctx);
 	SSL_CTX_free(t->tls);
 	t->tls = ctx;
-	log_info("TLS context replaced: new peer connections use the new certificates");
+	/* Every link was verified against the old CA/CRL (a peer revoked
+	 * since would stay connected for good): close them all.  Sessions
+	 * survive; both ends redial and handshake with the new context.
+	 * Closing marks a link dead or draining, the reaper frees it later,
+	 * so the walk is safe. */
+	TAILQ_FOREACH(link, &t->links, entry) {
+		if (link->state == LINK_DEAD || link->state == LINK_DRAINING)
+			continue;
+		peer_link_close(link, true, FRAME_BYE_NORMAL, "TLS configuration reloaded");
+		cut++;
+	}
+	log_info("TLS context replaced: %zu peer link(s) closed to handshake again with the new "
+	    "certificates, CA and CRL", cut);
+	return cut;
 }
 
 int

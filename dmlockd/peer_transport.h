@@ -102,9 +102,13 @@ int peer_transport_remove_peer(struct peer_transport *t, const char *name);
 int peer_transport_send(struct peer_transport *t, const char *name, const uint8_t *payload,
     size_t len);
 
-/* Use ctx for new connections (certificate/CA/CRL reload); links already
- * up keep theirs.  The transport takes a reference. */
-void peer_transport_set_tls(struct peer_transport *t, SSL_CTX *ctx);
+/* Use ctx (certificate/CA/CRL reload) and close every link, up or in its
+ * handshake (BYE normal, "TLS configuration reloaded"): each was verified
+ * against the old CA and CRL, so a peer revoked since would otherwise stay
+ * connected.  Sessions survive as over any cut; both ends redial and
+ * verify each other with the new context (a revoked peer is refused).
+ * Returns the number of links closed.  The transport takes a reference. */
+size_t peer_transport_set_tls(struct peer_transport *t, SSL_CTX *ctx);
 
 /* Break name's working link abruptly (shutdown(2), no BYE), as a network
  * failure would; the session resumes on the next link.  0 or -ENOENT

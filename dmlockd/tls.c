@@ -99,11 +99,22 @@ fail:
 	return r;
 }
 
+/* How both ends match a node name against a certificate: as a DNS name
+ * (SAN DNS, or the CN when there is none), never a wildcard. */
+#define TLS_NAME_FLAGS X509_CHECK_FLAG_NO_WILDCARDS
+
+/* Node names are DNS names even when shaped like an IPv4 address
+ * ("10.0.0.1" is a valid node name): SSL_set1_host() would turn such a name
+ * into a SAN IP check on OpenSSL 3, which the acceptor's X509_check_host()
+ * in tls_peer_has_name() never does, so the link would never come up.  The
+ * verify parameter's host is always checked as a DNS name. */
 int
 tls_expect_peer_name(SSL *ssl, const char *name)
 {
-	SSL_set_hostflags(ssl, X509_CHECK_FLAG_NO_WILDCARDS);
-	return SSL_set1_host(ssl, name) == 1 ? 0 : -ENOMEM;
+	X509_VERIFY_PARAM *param = SSL_get0_param(ssl);
+
+	X509_VERIFY_PARAM_set_hostflags(param, TLS_NAME_FLAGS);
+	return X509_VERIFY_PARAM_set1_host(param, name, 0) == 1 ? 0 : -ENOMEM;
 }
 
 bool
@@ -115,7 +126,7 @@ tls_peer_has_name(SSL *ssl, const char *name)
 	if (cert == NULL)
 		return false;
 	ok = SSL_get_verify_result(ssl) == X509_V_OK &&
-	    X509_check_host(cert, name, strlen(name), X509_CHECK_FLAG_NO_WILDCARDS, NULL) == 1;
+	    X509_check_host(cert, name, strlen(name), TLS_NAME_FLAGS, NULL) == 1;
 	X509_free(cert);
 	return ok;
 }

@@ -5,8 +5,8 @@
  * sockets; peer_link.c makes one SSL per connection from the context.
  *
  * Reload (SIGHUP): make a new context with tls_context_new() and hand it to
- * peer_transport_set_tls(); established links keep the context they were
- * made with (each SSL holds a reference), new connections use the new one.
+ * peer_transport_set_tls(), which closes every link (each was verified with
+ * the old CA/CRL); the redialed links use the new context.
  */
 #ifndef DMD_TLS_H
 #define DMD_TLS_H

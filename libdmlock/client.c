@@ -367,9 +367,14 @@ conn_expire(struct dmlock_conn *c)
 		for (struct dmlock_lock *l = c->locks; l != NULL; l = l->next) {
 			if (l->state != DMLOCK_STATE_HELD || l->deadline == 0 || now < l->deadline)
 				continue;
-			(void)conn_send_id(c, LP_CANCEL, l->id);
+			/* LOST first, once: a CANCEL that fails breaks the connection,
+			 * which would declare the lock lost a second time.  The
+			 * callback may free l, so remember its id. */
+			uint64_t id = l->id;
 			l->was_lost = true;
 			lock_event(l, DMLOCK_STATE_LOST, DMLOCK_EVENT_LOST, -ETIMEDOUT);
+			if (c->broken == 0)
+				(void)conn_send_id(c, LP_CANCEL, id);
 			again = true;
 			break;
 		}
@@ -502,8 +507,17 @@ conn_read_greeting(struct dmlock_conn *c)
 		if (nl != NULL) {
 			struct lp_reply rep;
 			size_t len = (size_t)(nl - c->in);
-			if (lp_reply_parse(c->in, len, &rep) < 0 || rep.type != LP_R_GREETING ||
-			    rep.version != LP_VERSION)
+			if (lp_reply_parse(c->in, len, &rep) < 0)
+				return -EPROTO;
+			/* A daemon that will not serve us says why instead of
+			 * greeting (then closes): at its client limit, mostly. */
+			if (rep.type == LP_R_ERROR) {
+				if (rep.code == LP_E_TOO_MANY_CLIENTS)
+					return -EUSERS;
+				int r = lp_error_errno(rep.code);
+				return r == -EPROTO || r == -ENOBUFS ? -EIO : r;
+			}
+			if (rep.type != LP_R_GREETING || rep.version != LP_VERSION)
 				return -EPROTO;
 			memcpy(c->node, rep.node, sizeof(c->node));
 			memcpy(c->algorithm, rep.algorithm, sizeof(c->algorithm));
@@ -715,6 +729,9 @@ dmlock_lock_free(struct dmlock_lock *lock)
 {
 	if (lock == NULL)
 		return NULL;
+	/* A CANCEL that fails breaks the connection, which calls the callbacks
+	 * of live locks: not this one's, which might free it a second time. */
+	lock->cb = NULL;
 	if (lock->conn != NULL && lock->conn->broken == 0 &&
 	    (lock->state == DMLOCK_STATE_PENDING || lock->state == DMLOCK_STATE_HELD))
 		(void)conn_send_id(lock->conn, LP_CANCEL, lock->id);
@@ -744,11 +761,19 @@ dmlock_acquire(struct dmlock_conn *conn, const char *name, enum dmlock_mode mode
 		r = conn_wait(conn, until);
 		if (r < 0 && l->state == DMLOCK_STATE_PENDING) {
 			dmlock_lock_free(l);	/* cancels it */
-			return r;
+			/* Our own give-up on a silent daemon is not the daemon
+			 * saying the wait expired (-ETIMEDOUT). */
+			return r == -ETIMEDOUT ? -ETIME : r;
 		}
 	}
 	if (l->state != DMLOCK_STATE_HELD) {
-		r = l->error < 0 ? l->error : -EIO;
+		/* Granted and lost before we return (its LOST came with the
+		 * grant, or the grant's deadline had passed): not held, and
+		 * not a wait that expired either. */
+		if (l->state == DMLOCK_STATE_LOST)
+			r = -ENOLCK;
+		else
+			r = l->error < 0 ? l->error : -EIO;
 		dmlock_lock_free(l);
 		return r;
 	}
@@ -763,6 +788,9 @@ dmlock_release(struct dmlock_lock *lock)
 
 	if (lock == NULL)
 		return 0;
+	/* The lock is freed here in every case: no callback of it may run (one
+	 * that frees it, as callbacks may, would free it twice). */
+	lock->cb = NULL;
 	struct dmlock_conn *c = lock->conn;
 	if (lock->state == DMLOCK_STATE_PENDING || lock->state == DMLOCK_STATE_HELD) {
 		r = dmlock_submit_release(lock);
@@ -847,7 +875,9 @@ dmlock_ping(struct dmlock_conn *conn, int64_t *ret_rtt_us)
 	if (r < 0)
 		return r;
 	uint64_t until = dmlock_now_ms() + DAEMON_GRACE_MS;
-	while (conn->pongs != want) {
+	/* <, not !=: a late PONG of an earlier ping that timed out may come
+	 * in with ours and carry the count past want. */
+	while (conn->pongs < want) {
 		r = conn_wait(conn, until);
 		if (r < 0)
 			return r;

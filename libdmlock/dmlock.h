@@ -94,7 +94,9 @@ enum dmlock_event {
  * GRANTED/EXTENDED/RELEASED, else the negative code that
  * dmlock_lock_error() returns.  The callback may call dmlock_lock_free() or
  * dmlock_submit_release() on this lock and may submit new requests; it must
- * not call dmlock_close() or any blocking function.
+ * not call dmlock_close() or any blocking function.  A lost lock gets one
+ * LOST event; a lock given to dmlock_lock_free() or dmlock_release() gets no
+ * callback any more, even if the connection breaks during that call.
  */
 typedef void dmlock_callback_fn(struct dmlock_lock *lock, enum dmlock_event event,
     int error, void *userdata);
@@ -113,7 +115,10 @@ int dmlock_socket_path(char *buf, size_t size);
  * Connect to dmlockd at path (NULL: dmlock_socket_path()) and read its
  * greeting.  Returns 0, -ENOENT / -ECONNREFUSED (no daemon there), -EACCES,
  * -ENAMETOOLONG, -EPROTO (not a dmlockd, or an unsupported protocol
- * version), -ETIMEDOUT (no greeting within 10 s), -ENOMEM.
+ * version), -ETIMEDOUT (no greeting within 10 s), -EUSERS (the daemon is
+ * at its limit of clients, in all or for this user, and refused the
+ * connection; try again later), -EIO
+ * (the daemon refused the connection for another reason), -ENOMEM.
  */
 int dmlock_connect(const char *path, struct dmlock_conn **ret);
 
@@ -136,11 +141,14 @@ const char *dmlock_conn_algorithm(const struct dmlock_conn *conn);
  * timeout_ms: DMLOCK_TRY (0), DMLOCK_FOREVER (-1) or a wait in ms.
  * On success *ret is a HELD lock, to be given back to dmlock_release().
  * Returns 0, -EBUSY (try: the lock is taken), -ETIMEDOUT (the wait expired),
- * -EINVAL (bad name, mode or timeout), -EACCES (refused by the daemon's
- * access control), -EOPNOTSUPP (mode not supported by the algorithm),
- * -ESHUTDOWN (daemon shutting down), -ENOBUFS (too many requests
- * outstanding on this connection), -ECONNRESET / -EPIPE (connection lost),
- * -EPROTO, -ENOMEM, -EIO.
+ * -ETIME (the daemon did not answer within the wait plus 10 s: frozen or
+ * overloaded), -ENOLCK (granted but lost again before the call returned,
+ * e.g. the grant's deadline had already passed), -EINVAL (bad name, mode
+ * or timeout), -EACCES (refused by the daemon's access control),
+ * -EOPNOTSUPP (mode not supported by the algorithm), -ESHUTDOWN (daemon
+ * shutting down), -ENOBUFS (too many requests outstanding on this
+ * connection), -ECONNRESET / -EPIPE (connection lost), -EPROTO, -ENOMEM,
+ * -EIO.
  */
 int dmlock_acquire(struct dmlock_conn *conn, const char *name, enum dmlock_mode mode,
     int64_t timeout_ms, struct dmlock_lock **ret);

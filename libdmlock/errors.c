@@ -17,6 +17,7 @@ static const struct {
 } dmlock_errors[] = {
 	{ EBUSY, "lock is held by someone else" },
 	{ ETIMEDOUT, "timed out" },
+	{ ETIME, "dmlockd did not answer in time" },
 	{ ENOLCK, "lock is not held (it was lost, released or never granted)" },
 	{ ECONNRESET, "connection to dmlockd lost" },
 	{ EPIPE, "connection to dmlockd lost" },
@@ -26,6 +27,7 @@ static const struct {
 	{ EACCES, "permission denied" },
 	{ ENOBUFS, "too many requests outstanding on this connection" },
 	{ ESHUTDOWN, "dmlockd is shutting down" },
+	{ EUSERS, "dmlockd has too many clients (try again later)" },
 	{ EIDRM, "this node is no longer a member of the cluster" },
 	{ EOPNOTSUPP, "not supported by the cluster's algorithm" },
 	{ EINVAL, "invalid argument (lock name, mode or timeout)" },

@@ -152,7 +152,10 @@
  * answers (more than 1 MiB unread).  Past any of them the daemon sends
  * ERROR - <code> <text> (where possible) and closes that connection, which
  * releases its locks; other connections are not affected.  At most 1024
- * connections; one more is sent ERROR - too-many-clients and closed.
+ * connections, of which a user other than root may hold 256 by default
+ * ([local] clients_per_user in dmlockd.conf), and the last 16 are kept for
+ * root; a connection past a cap is sent ERROR - too-many-clients and
+ * closed.
  *
  * Example (C: client, D: daemon):
  *	D: DMLOCK 1 host-a ricart-agrawala

@@ -44,11 +44,13 @@ dist_opsexamples_DATA = systemd/examples/crontab.example systemd/examples/dmlock
 # --- tests ------------------------------------------------------------------
 # Daemon-level tests that need sd_glue wired into dmlockd (see WIRING.md);
 # the lead enables them with "TESTS += $(OPS_DAEMON_TESTS)" once wired.
-OPS_DAEMON_TESTS = tests/ops/notify.sh tests/ops/socket-activation.sh
+OPS_DAEMON_TESTS = tests/ops/notify.sh tests/ops/socket-activation.sh \
+	tests/ops/reload-notify.sh tests/ops/fd-exhaustion.sh tests/ops/acl-groups.sh \
+	tests/ops/client-caps.sh
 # Need the whole tree to build (dmlockd main(), every installed file).
 OPS_PENDING_TESTS = tests/ops/units-verify.sh tests/ops/install.sh
 EXTRA_DIST += $(OPS_PENDING_TESTS) tests/ops/lib.sh \
-	$(OPS_DAEMON_TESTS) tests/ops/notify-listener.py
+	$(OPS_DAEMON_TESTS) tests/ops/notify-listener.py tests/ops/fd-clients.py
 
 # Unit tests of the glue against a fake service manager (environment + sockets).
 check_PROGRAMS += tests/ops/check_sd_glue

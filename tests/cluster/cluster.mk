@@ -18,9 +18,11 @@ cluster_tests = \
 	tests/cluster/30-sponsor-join.sh \
 	tests/cluster/31-graceful-leave.sh \
 	tests/cluster/32-runtime-join.sh \
+	tests/cluster/33-whole-cluster-restart.sh \
 	tests/cluster/40-cron-nonblock.sh \
 	tests/cluster/50-tls-refusals.sh \
 	tests/cluster/51-handshake-mismatch.sh \
+	tests/cluster/52-crl-reload.sh \
 	tests/cluster/60-algorithms.sh \
 	tests/cluster/61-kill-holder-algorithms.sh
 
@@ -31,7 +33,7 @@ cluster_tests = \
 CLUSTER_PENDING_TESTS =
 
 TESTS += $(cluster_tests)
-EXTRA_DIST += tests/cluster/lib-cluster.sh tests/cluster/check-mutex.awk \
+EXTRA_DIST += tests/cluster/lib-cluster.sh tests/cluster/free-ports.py tests/cluster/check-mutex.awk \
 	$(cluster_tests) $(CLUSTER_PENDING_TESTS)
 
 # The cluster benchmark (built by `make`; not a test): bench/cluster_bench.sh.

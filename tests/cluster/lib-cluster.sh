@@ -76,23 +76,7 @@ pick_ports()
 {
 	local n=$1 first=${2:-1} i=${2:-1} p
 
-	for p in $(python3 - "$n" <<'PY'
-import random, socket, sys
-n = int(sys.argv[1]); got = []
-while len(got) < n:
-    p = random.randint(20000, 32000)
-    if p in got:
-        continue
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    try:
-        s.bind(("127.0.0.1", p)); got.append(p)
-    except OSError:
-        pass
-    finally:
-        s.close()
-print(" ".join(map(str, got)))
-PY
-	); do
+	for p in $(python3 "$top_srcdir/tests/cluster/free-ports.py" "$n"); do
 		PORT[i]=$p
 		i=$((i + 1))
 	done

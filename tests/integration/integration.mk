@@ -17,6 +17,10 @@ integration_tests = \
 	tests/integration/19-locks.sh \
 	tests/integration/20-roster.sh \
 	tests/integration/21-token-restart.sh \
-	tests/integration/22-pipelined-answers.sh
+	tests/integration/22-pipelined-answers.sh \
+	tests/integration/23-sigchld-ignored.sh \
+	tests/integration/24-kill-holder-group.sh \
+	tests/integration/25-job-control.sh \
+	tests/integration/26-daemon-refusals.sh
 TESTS += $(integration_tests)
 EXTRA_DIST += tests/integration/lib.sh $(integration_tests)

@@ -64,3 +64,37 @@ find_built() {
 need_tool() {
 	command -v "$1" >/dev/null 2>&1 || fail "$1 not found (install the Debian package $2)"
 }
+
+# For the tests that run clients under other uids and groups: root and
+# setpriv(1), or the test is skipped.
+need_root_and_setpriv() {
+	if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null 2>&1; then
+		echo "# needs root and setpriv (util-linux): skipped"
+		exit 77
+	fi
+}
+
+# python_for_uid UID: print a python3 that UID may run (not one under
+# root's home); fails if there is none.
+python_for_uid() {
+	local c
+	for c in $(type -a -p python3) /usr/bin/python3; do
+		if setpriv --reuid="$1" --regid="$1" --clear-groups "$c" -c pass 2>/dev/null; then
+			echo "$c"
+			return 0
+		fi
+	done
+	return 1
+}
+
+# log_has LOG TEXT: the daemon log LOG has a line containing TEXT.
+log_has() { grep -q -- "$2" "$1" 2>/dev/null; }
+
+# start_daemon_on CONF LOG: start $dmlockd on CONF, stderr to LOG, track it
+# and wait until it listens; DAEMON_PID is its PID.
+start_daemon_on() {
+	"$dmlockd" -c "$1" 2>"$2" &
+	DAEMON_PID=$!
+	track_pid "$DAEMON_PID"
+	wait_for 10 "dmlockd ($1) to listen" log_has "$2" "listening on"
+}

@@ -1,15 +1,21 @@
 /*
  * check_acl.c: the [access] matcher (dmlockd/acl.c): rule syntax, first
  * match wins, prefixes, modes, groups, the open default, roster checks and
- * the sentence naming the deciding rule.
+ * the sentence naming the deciding rule; a local connection's groups read
+ * from the socket (SO_PEERGROUPS), not from the group database.
  */
 #include "config.h"
 
 #include <check.h>
+#include <stddef.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include "dmlockd/acl.h"
 
@@ -192,6 +198,107 @@ START_TEST(group_lookup_includes_primary)
 }
 END_TEST
 
+/* A connection to a Unix socket as dmlockd gets it: listen, connect,
+ * accept; returns the accepted end, *client the connecting one. */
+static int
+accepted_connection(int *client)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int lfd = socket(AF_UNIX, SOCK_STREAM, 0), fd;
+
+	ck_assert_int_ge(lfd, 0);
+	/* An abstract name: no file to clean up. */
+	snprintf(sa.sun_path + 1, sizeof(sa.sun_path) - 1, "dmlock-check-acl-%ld", (long)getpid());
+	socklen_t len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 +
+	    strlen(sa.sun_path + 1));
+	ck_assert_int_eq(bind(lfd, (struct sockaddr *)&sa, len), 0);
+	ck_assert_int_eq(listen(lfd, 1), 0);
+	*client = socket(AF_UNIX, SOCK_STREAM, 0);
+	ck_assert_int_ge(*client, 0);
+	ck_assert_int_eq(connect(*client, (struct sockaddr *)&sa, len), 0);
+	fd = accept(lfd, NULL, NULL);
+	ck_assert_int_ge(fd, 0);
+	close(lfd);
+	return fd;
+}
+
+static bool
+has_group(const gid_t *groups, size_t n, gid_t g)
+{
+	for (size_t i = 0; i < n; i++)
+		if (groups[i] == g)
+			return true;
+	return false;
+}
+
+/* The groups of the connecting process come from the socket: as root the
+ * test process takes supplementary groups that no group database lists
+ * for it (getgrouplist() for root would not give them), connects, and the
+ * accepted socket reports exactly them, the primary gid first; an [access]
+ * rule for one of them then allows the lock.  Unprivileged: the socket
+ * reports the process's own groups. */
+START_TEST(connection_groups_from_the_socket)
+{
+	static const gid_t mine[] = { 3999901, 3999902, 3999903 };
+	gid_t groups[ACL_GROUPS_MAX], own[256];
+	bool root = geteuid() == 0 && setgroups(3, mine) == 0;
+	int client, fd = accepted_connection(&client);
+	int n = acl_socket_groups(fd, getegid(), groups, ACL_GROUPS_MAX);
+
+	ck_assert_msg(n >= 1, "acl_socket_groups: %s", strerror(-n));
+	ck_assert_uint_eq(groups[0], getegid());
+	int n_own = getgroups(256, own);
+	ck_assert_int_ge(n_own, 0);
+	for (int i = 0; i < n_own; i++)
+		ck_assert_msg(has_group(groups, (size_t)n, own[i]), "group %ld missing", (long)own[i]);
+	for (int i = 1; i < n; i++)
+		ck_assert_msg(has_group(own, (size_t)n_own, groups[i]), "extra group %ld",
+		    (long)groups[i]);
+	if (root) {
+		ck_assert_int_eq(n, 4);
+		const char *const rules[] = { "@3999902:ex:backup/", NULL };
+		struct dmd_acl *acl = acl_of(rules);
+		struct acl_subject who = { .uid = 4242, .gid = getegid(), .groups = groups,
+		    .n_groups = (size_t)n };
+		char why[256] = "";
+		ck_assert_int_eq(acl_check_lock(acl, &who, "backup/db", 9, DM_MODE_EXCLUSIVE, why,
+		    sizeof(why)), 0);
+		/* The group database does not know these groups for root: the
+		 * old NSS lookup would have refused. */
+		gid_t nss[ACL_GROUPS_MAX];
+		size_t n_nss = acl_lookup_groups(0, getegid(), nss, ACL_GROUPS_MAX);
+		ck_assert(!has_group(nss, n_nss, 3999902));
+		acl_free(acl);
+	}
+	close(fd);
+	close(client);
+}
+END_TEST
+
+/* More groups than the first getsockopt() buffer holds, and a capacity
+ * smaller than the list. */
+START_TEST(connection_groups_many_and_bounded)
+{
+	gid_t many[200], groups[ACL_GROUPS_MAX];
+
+	if (geteuid() != 0)
+		return;	/* setgroups needs root; covered by the test above */
+	for (size_t i = 0; i < 200; i++)
+		many[i] = (gid_t)(3998000 + i);
+	ck_assert_int_eq(setgroups(200, many), 0);
+	int client, fd = accepted_connection(&client);
+	int n = acl_socket_groups(fd, 7, groups, ACL_GROUPS_MAX);
+	ck_assert_int_eq(n, 201);
+	ck_assert_uint_eq(groups[0], 7);
+	for (size_t i = 0; i < 200; i++)
+		ck_assert(has_group(groups, 201, many[i]));
+	ck_assert_int_eq(acl_socket_groups(fd, 7, groups, 10), 10);
+	ck_assert_uint_eq(groups[0], 7);
+	close(fd);
+	close(client);
+}
+END_TEST
+
 static Suite *
 acl_suite(void)
 {
@@ -205,6 +312,8 @@ acl_suite(void)
 	tcase_add_test(tc, roster_root_and_principals);
 	tcase_add_test(tc, rule_count_is_bounded);
 	tcase_add_test(tc, group_lookup_includes_primary);
+	tcase_add_test(tc, connection_groups_from_the_socket);
+	tcase_add_test(tc, connection_groups_many_and_bounded);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -539,6 +539,342 @@ START_TEST(deadline_passes_without_extend)
 }
 END_TEST
 
+/* ---- fake daemons: one connection, a scripted conversation -------------- */
+
+struct fake_daemon {
+	pid_t	pid;
+	int	lfd;
+	char	dir[32];
+	char	path[64];
+};
+
+typedef void fake_script_fn(int fd, void *arg);
+
+/* Listen on a fresh socket and fork a process that accepts one connection,
+ * runs script on it and then waits (keeping the connection open) until
+ * fake_daemon_stop() kills it by PID. */
+static void
+fake_daemon_start(struct fake_daemon *f, fake_script_fn *script, void *arg)
+{
+	snprintf(f->dir, sizeof(f->dir), "/tmp/dmlock-fake-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(f->dir));
+	snprintf(f->path, sizeof(f->path), "%s/fake.sock", f->dir);
+	f->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ck_assert_int_ge(f->lfd, 0);
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", f->path);
+	ck_assert_int_eq(bind(f->lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	ck_assert_int_eq(listen(f->lfd, 1), 0);
+	f->pid = fork();
+	ck_assert_int_ge(f->pid, 0);
+	if (f->pid == 0) {
+		int fd = accept(f->lfd, NULL, NULL);
+		if (fd < 0)
+			_exit(1);
+		script(fd, arg);
+		for (;;)
+			pause();
+	}
+}
+
+static void
+fake_daemon_stop(struct fake_daemon *f)
+{
+	kill(f->pid, SIGKILL);
+	ck_assert_int_eq(waitpid(f->pid, NULL, 0), f->pid);
+	close(f->lfd);
+	unlink(f->path);
+	rmdir(f->dir);
+}
+
+static void
+fake_write(int fd, const char *text)
+{
+	(void)!write(fd, text, strlen(text));
+}
+
+/* Greet, read the ACQUIRE, stop reading (the client's next send fails with
+ * EPIPE, as to a dead daemon) and grant it with a deadline arg ms ahead. */
+static void
+script_grant_then_deaf(int fd, void *arg)
+{
+	char buf[512], out[128];
+	fake_write(fd, "DMLOCK 1 fake ricart-agrawala\n");
+	if (test_raw_read_line(fd, buf, sizeof(buf), 5000) < 0)
+		_exit(1);
+	shutdown(fd, SHUT_RD);
+	snprintf(out, sizeof(out), "GRANTED 1 7 %llu\n", test_now_ms() + *(unsigned *)arg);
+	fake_write(fd, out);
+}
+
+/* What a callback saw; free_on_lost makes it free the lock on LOST, as
+ * dmlock.h allows. */
+struct cb_count {
+	int	granted, lost, released, denied;
+	int	lost_error;
+	bool	free_on_lost;
+};
+
+static void
+count_events(struct dmlock_lock *lock, enum dmlock_event ev, int error, void *userdata)
+{
+	struct cb_count *n = userdata;
+	switch (ev) {
+	case DMLOCK_EVENT_GRANTED:
+		n->granted++;
+		break;
+	case DMLOCK_EVENT_LOST:
+		n->lost++;
+		n->lost_error = error;
+		if (n->free_on_lost)
+			dmlock_lock_free(lock);
+		break;
+	case DMLOCK_EVENT_RELEASED:
+		n->released++;
+		break;
+	case DMLOCK_EVENT_DENIED:
+		n->denied++;
+		break;
+	default:
+		break;
+	}
+}
+
+/* Submit an acquire with count_events and drive conn until it is granted. */
+static struct dmlock_lock *
+acquire_with_callback(struct dmlock_conn *c, const char *name, struct cb_count *n)
+{
+	struct dmlock_lock *l = NULL;
+	ck_assert_int_eq(dmlock_submit_acquire(c, name, DMLOCK_EXCLUSIVE, DMLOCK_TRY, count_events, n,
+	    &l), 0);
+	wait_not_pending(c, l, 5000);
+	ck_assert_int_eq(dmlock_lock_state(l), DMLOCK_STATE_HELD);
+	ck_assert_int_eq(n->granted, 1);
+	return l;
+}
+
+/* dmlock_lock_free() of a held lock whose daemon died: the CANCEL fails
+ * (EPIPE) and the connection breaks.  The lock being freed must not get a
+ * LOST callback: a callback that frees it (allowed) freed it twice. */
+START_TEST(free_when_daemon_died_runs_no_callback)
+{
+	struct test_daemon d = { 0 };
+	test_daemon_start(&d);
+	struct dmlock_conn *c = NULL;
+	ck_assert_int_eq(dmlock_connect(d.socket, &c), 0);
+	struct cb_count n = { .free_on_lost = true };
+	struct dmlock_lock *l = acquire_with_callback(c, "t/free-dead", &n);
+	ck_assert(test_daemon_stop(&d));
+	dmlock_lock_free(l);
+	ck_assert_int_eq(n.lost, 0);
+	ck_assert_int_lt(dmlock_process(c), 0);	/* the connection is broken */
+	dmlock_close(c);
+}
+END_TEST
+
+/* The same for dmlock_release(): it returns the connection's error and
+ * frees the lock once, without a callback. */
+START_TEST(release_when_daemon_died_runs_no_callback)
+{
+	struct test_daemon d = { 0 };
+	test_daemon_start(&d);
+	struct dmlock_conn *c = NULL;
+	ck_assert_int_eq(dmlock_connect(d.socket, &c), 0);
+	struct cb_count n = { .free_on_lost = true };
+	struct dmlock_lock *l = acquire_with_callback(c, "t/release-dead", &n);
+	ck_assert(test_daemon_stop(&d));
+	int r = dmlock_release(l);
+	ck_assert_msg(r == -EPIPE || r == -ECONNRESET, "release: %s", dmlock_strerror(r));
+	ck_assert_int_eq(n.lost, 0);
+	ck_assert_int_eq(n.released, 0);
+	dmlock_close(c);
+}
+END_TEST
+
+/* A grant deadline passes and the CANCEL that tells the daemon fails: the
+ * lock is LOST once (-ETIMEDOUT), not a second time by the broken
+ * connection. */
+START_TEST(expired_lock_lost_once_when_cancel_fails)
+{
+	struct fake_daemon f;
+	unsigned ahead_ms = 200;
+	fake_daemon_start(&f, script_grant_then_deaf, &ahead_ms);
+	struct dmlock_conn *c = NULL;
+	ck_assert_int_eq(dmlock_connect(f.path, &c), 0);
+	struct cb_count n = { 0 };
+	struct dmlock_lock *l = acquire_with_callback(c, "t/expire", &n);
+	ck_assert_uint_gt(dmlock_lock_deadline(l), 0);
+	unsigned long long until = test_now_ms() + 5000;
+	while (dmlock_lock_state(l) == DMLOCK_STATE_HELD && test_now_ms() < until) {
+		struct pollfd p = { .fd = dmlock_fd(c), .events = dmlock_events(c) };
+		poll(&p, 1, dmlock_timeout(c));
+		(void)dmlock_process(c);
+	}
+	ck_assert_int_eq(dmlock_lock_state(l), DMLOCK_STATE_LOST);
+	ck_assert_int_eq(n.lost, 1);
+	ck_assert_int_eq(n.lost_error, -ETIMEDOUT);
+	ck_assert_int_eq(dmlock_lock_error(l), -ETIMEDOUT);
+	dmlock_lock_free(l);
+	ck_assert_int_eq(n.lost, 1);
+	dmlock_close(c);
+	fake_daemon_stop(&f);
+}
+END_TEST
+
+/* The same with a callback that frees the lock on LOST: nothing may touch
+ * it afterwards (ASan/valgrind). */
+START_TEST(expired_lock_freed_by_callback)
+{
+	struct fake_daemon f;
+	unsigned ahead_ms = 200;
+	fake_daemon_start(&f, script_grant_then_deaf, &ahead_ms);
+	struct dmlock_conn *c = NULL;
+	ck_assert_int_eq(dmlock_connect(f.path, &c), 0);
+	struct cb_count n = { .free_on_lost = true };
+	(void)acquire_with_callback(c, "t/expire-free", &n);
+	unsigned long long until = test_now_ms() + 5000;
+	while (n.lost == 0 && test_now_ms() < until) {
+		struct pollfd p = { .fd = dmlock_fd(c), .events = dmlock_events(c) };
+		poll(&p, 1, dmlock_timeout(c));
+		(void)dmlock_process(c);
+	}
+	ck_assert_int_eq(n.lost, 1);
+	ck_assert_int_eq(n.lost_error, -ETIMEDOUT);
+	(void)dmlock_process(c);
+	ck_assert_int_eq(n.lost, 1);
+	dmlock_close(c);
+	fake_daemon_stop(&f);
+}
+END_TEST
+
+/* A daemon at its client limit answers the connect with an ERROR line
+ * instead of the greeting, then closes. */
+static void
+script_refuse(int fd, void *arg)
+{
+	fake_write(fd, arg);
+	close(fd);
+}
+
+START_TEST(connect_refused_too_many_clients)
+{
+	struct fake_daemon f;
+	fake_daemon_start(&f, script_refuse, "ERROR - too-many-clients too many clients, try later\n");
+	struct dmlock_conn *c = NULL;
+	ck_assert_int_eq(dmlock_connect(f.path, &c), -EUSERS);
+	ck_assert_ptr_null(c);
+	ck_assert_str_eq(dmlock_strerror(-EUSERS), "dmlockd has too many clients (try again later)");
+	fake_daemon_stop(&f);
+}
+END_TEST
+
+START_TEST(connect_refused_other_error)
+{
+	struct fake_daemon f;
+	fake_daemon_start(&f, script_refuse, "ERROR - frobnicated a reason this library does not know\n");
+	struct dmlock_conn *c = NULL;
+	ck_assert_int_eq(dmlock_connect(f.path, &c), -EIO);
+	ck_assert_ptr_null(c);
+	fake_daemon_stop(&f);
+}
+END_TEST
+
+/* Greet, read the ACQUIRE and never answer it (a frozen daemon). */
+static void
+script_silent(int fd, void *arg)
+{
+	char buf[512];
+	fake_write(fd, "DMLOCK 1 fake ricart-agrawala\n");
+	(void)test_raw_read_line(fd, buf, sizeof(buf), 5000);
+}
+
+/* A wait whose daemon never answers (the library gives up after the wait
+ * plus its grace of 10 s) is not a wait that expired: -ETIME, not
+ * -ETIMEDOUT. */
+START_TEST(acquire_daemon_never_answers)
+{
+	struct fake_daemon f;
+	fake_daemon_start(&f, script_silent, NULL);
+	struct dmlock_conn *c = NULL;
+	ck_assert_int_eq(dmlock_connect(f.path, &c), 0);
+	struct dmlock_lock *l = NULL;
+	unsigned long long t0 = test_now_ms();
+	ck_assert_int_eq(dmlock_acquire(c, "t/silent", DMLOCK_EXCLUSIVE, 100, &l), -ETIME);
+	ck_assert_ptr_null(l);
+	ck_assert_uint_ge(test_now_ms() - t0, 10000);
+	ck_assert_str_eq(dmlock_strerror(-ETIME), "dmlockd did not answer in time");
+	dmlock_close(c);
+	fake_daemon_stop(&f);
+}
+END_TEST
+
+/* Greet, read the ACQUIRE and grant it, then take it back at once (arg
+ * "lost": LOST in the same write) or with a deadline already past
+ * ("expired"). */
+static void
+script_answer(int fd, void *arg)
+{
+	char buf[512], out[512], id[64];
+	fake_write(fd, "DMLOCK 1 fake ricart-agrawala\n");
+	if (test_raw_read_line(fd, buf, sizeof(buf), 5000) < 0 || sscanf(buf, "ACQUIRE %63s", id) != 1)
+		_exit(1);
+	if (strcmp(arg, "expired") == 0)
+		snprintf(out, sizeof(out), "GRANTED %s 7 %llu\n", id, test_now_ms() - 1000);
+	else
+		snprintf(out, sizeof(out), "GRANTED %s 7 0\nLOST %s lease the lease ran out\n", id, id);
+	fake_write(fd, out);
+}
+
+/* Granted and lost before dmlock_acquire() returns: -ENOLCK, not the
+ * -ETIMEDOUT of a wait that expired. */
+START_TEST(acquire_granted_and_lost_at_once)
+{
+	static const char *const how[] = { "lost", "expired" };
+	for (size_t i = 0; i < 2; i++) {
+		struct fake_daemon f;
+		fake_daemon_start(&f, script_answer, (void *)how[i]);
+		struct dmlock_conn *c = NULL;
+		ck_assert_int_eq(dmlock_connect(f.path, &c), 0);
+		struct dmlock_lock *l = NULL;
+		int r = dmlock_acquire(c, "t/lost-at-once", DMLOCK_EXCLUSIVE, 5000, &l);
+		ck_assert_msg(r == -ENOLCK, "%s: %s", how[i], dmlock_strerror(r));
+		ck_assert_ptr_null(l);
+		if (i == 0)
+			ck_assert_str_eq(dmlock_conn_message(c), "the lease ran out");
+		dmlock_close(c);
+		fake_daemon_stop(&f);
+	}
+}
+END_TEST
+
+/* Greet; answer the first PING with two PONGs (a late one for an earlier
+ * ping that timed out, then its own) and every later PING with one. */
+static void
+script_late_pong(int fd, void *arg)
+{
+	char buf[512];
+	fake_write(fd, "DMLOCK 1 fake ricart-agrawala\n");
+	for (int i = 0; test_raw_read_line(fd, buf, sizeof(buf), 5000) >= 0; i++)
+		fake_write(fd, i == 0 ? "PONG\nPONG\n" : "PONG\n");
+}
+
+/* A late PONG that comes with the next one must not make that ping wait
+ * for a count it has passed (it waited for the 10 s grace, -ETIMEDOUT). */
+START_TEST(ping_after_late_pong)
+{
+	struct fake_daemon f;
+	fake_daemon_start(&f, script_late_pong, NULL);
+	struct dmlock_conn *c = NULL;
+	ck_assert_int_eq(dmlock_connect(f.path, &c), 0);
+	unsigned long long t0 = test_now_ms();
+	ck_assert_int_eq(dmlock_ping(c, NULL), 0);
+	ck_assert_int_eq(dmlock_ping(c, NULL), 0);
+	ck_assert_uint_lt(test_now_ms() - t0, 5000);
+	dmlock_close(c);
+	fake_daemon_stop(&f);
+}
+END_TEST
+
 /* ---- daemon start-up rules -------------------------------------------- */
 
 static pid_t
@@ -658,6 +994,15 @@ libdmlock_suite(void)
 	tc = tcase_create("fake_daemon");
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, deadline_passes_without_extend);
+	tcase_add_test(tc, free_when_daemon_died_runs_no_callback);
+	tcase_add_test(tc, release_when_daemon_died_runs_no_callback);
+	tcase_add_test(tc, expired_lock_lost_once_when_cancel_fails);
+	tcase_add_test(tc, expired_lock_freed_by_callback);
+	tcase_add_test(tc, connect_refused_too_many_clients);
+	tcase_add_test(tc, connect_refused_other_error);
+	tcase_add_test(tc, acquire_daemon_never_answers);
+	tcase_add_test(tc, acquire_granted_and_lost_at_once);
+	tcase_add_test(tc, ping_after_late_pong);
 	suite_add_tcase(s, tc);
 	return s;
 }
