@@ -1526,6 +1526,89 @@ START_TEST(test_sponsor_drops_joiner_that_joined_and_left)
 }
 END_TEST
 
+/* Holds node0's NODE_ADD to node1 (test_node_add_after_leave_not_applied). */
+static bool
+hold_node_add_to_node1(const struct h_packet *p)
+{
+	return p->from == 0 && p->to == 1 && p->msg.kind == DM_MSG_NODE_ADD;
+}
+
+/* Holds the SEQ_QUERY to node2 (test_syncing_node_suspects_a_silent_member). */
+static bool
+hold_seq_query_to_node2(const struct h_packet *p)
+{
+	return p->to == 2 && p->msg.kind == DM_MSG_SEQ_QUERY;
+}
+
+START_TEST(test_syncing_node_suspects_a_silent_member)
+{
+	/* Every fault kind in one run, 5 of 5,000 seeds on 0df15be's engine
+	 * (Ricart-Agrawala 105/6 and kin): a joiner's roster listed a member
+	 * that crashed right after acknowledging the joiner's NODE_ADD.  The
+	 * joiner asked it for its sequence number for ever and never became
+	 * READY: nobody else had a reason to ask about the dead member.  A
+	 * syncing node suspects a member it waits for that stays silent for
+	 * T_fail; the majority removes it and the join ends. */
+	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
+	h_join(&C, 3, 0, DM_FAILURE_MAJORITY, 1);
+	C.hold = hold_seq_query_to_node2;
+	h_pump(&C);
+	ck_assert_ptr_nonnull(queued(3, 2, DM_MSG_SEQ_QUERY));	/* syncing */
+	ck_assert(!h_ready(&C, 3));
+	C.hold = NULL;
+	C.down[2] = true;				/* node2 crashed */
+	await_ready(3, 600);
+	for (int i = 0; i < 4; i++)
+		if (i != 2)
+			ck_assert_msg(h_roster(&C, i) == 3, "node%d lists %zu nodes", i,
+			    h_roster(&C, i));
+}
+END_TEST
+
+START_TEST(test_node_add_after_leave_not_applied)
+{
+	/* Naimi-Trehel 126138/11 (leaves, invitation): node1 took node3's
+	 * LEAVE and erased it; then node0's NODE_ADD of node3's incarnation,
+	 * sent again for the join node3 had finished through it (the first
+	 * copy's ack not yet in), reached node1 and added node3 back.  As the
+	 * next sponsor node1 then sent NODE_ADD to the departed node3 for
+	 * ever, holding the roster lock.  An incarnation that left is gone
+	 * like one a majority removed: its NODE_ADD is acknowledged, not
+	 * applied. */
+	struct dm_event leave = { .type = DM_EV_LEAVE };
+	struct dm_msg add;
+	const struct dm_msg *q, *ack;
+
+	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
+	h_join(&C, 3, 0, DM_FAILURE_MAJORITY, 1);
+	C.hold = hold_node_add_to_node1;
+	h_pump(&C);
+	q = queued(0, 1, DM_MSG_NODE_ADD);
+	ck_assert_ptr_nonnull(q);
+	add = *q;					/* the copy sent again later */
+	C.hold = NULL;
+	h_pump(&C);
+	ck_assert(h_ready(&C, 3));
+	ck_assert_int_eq(h_step(&C, 3, &leave), 0);
+	h_pump(&C);
+	ck_assert_uint_eq(h_count(&C, DM_FX_LEFT), 1);
+	C.down[3] = true;				/* the process exits */
+	ck_assert_uint_eq(h_roster(&C, 1), 3);
+	add.serial += 100;				/* a later retry */
+	inject(0, 1, &add);
+	ck_assert_msg(h_roster(&C, 1) == 3, "node1 lists %zu nodes: node3 added back",
+	    h_roster(&C, 1));
+	ack = queued(1, 0, DM_MSG_NODE_ADD_ACK);
+	ck_assert_ptr_nonnull(ack);
+	ck_assert_uint_eq(ack->serial, add.serial);
+	h_pump(&C);
+	/* node1 can sponsor the next joiner. */
+	h_join(&C, 4, 1, DM_FAILURE_MAJORITY, 1);
+	await_ready(4, 300);
+	ck_assert_uint_eq(h_roster(&C, 4), 4);
+}
+END_TEST
+
 /* Holds the roster messages sent to node3 (test_roster_is_one_sponsors_snapshot). */
 static bool
 hold_rosters_to_node3(const struct h_packet *p)
@@ -1730,6 +1813,8 @@ membership_suite(void)
 	tcase_add_test(tc, test_stale_join_does_not_condemn_live_member);
 	tcase_add_test(tc, test_sponsor_applies_removal_of_listed_joiner);
 	tcase_add_test(tc, test_sponsor_drops_joiner_that_joined_and_left);
+	tcase_add_test(tc, test_node_add_after_leave_not_applied);
+	tcase_add_test(tc, test_syncing_node_suspects_a_silent_member);
 	tcase_add_test(tc, test_roster_is_one_sponsors_snapshot);
 	tcase_add_test(tc, test_removed_incarnation_restarts_to_join);
 	tcase_add_test(tc, test_refused_by_a_stuck_minority_restarts);
