@@ -1,11 +1,14 @@
 /*
  * cluster_glue.c: the peer transport as the daemon's transport hooks, and
  * transport callbacks as engine events.  Encoding and decoding of engine
- * messages (dm_wire) happens here, in one reusable buffer each way.
+ * messages (dm_wire) happens here, in one reusable buffer each way.  A
+ * session that lost messages (send-queue overflow, resync) halts the
+ * daemon with DMD_EXIT_RESTART.
  */
 #include "config.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +30,7 @@
 struct dmd_cluster {
 	struct dmd_daemon	*daemon;
 	struct peer_transport	*transport;
+	uint32_t		 send_queue_limit;	/* for the overflow message */
 	unsigned char		 tls_digest[32];	/* of the TLS files in use */
 	bool			 tls_digest_ok;
 	uint8_t			 out[DM_WIRE_MSG_MAX];
@@ -164,7 +168,7 @@ static void
 step_or_warn(struct dmd_cluster *c, struct dm_event *ev, const char *peer)
 {
 	int r = dmd_daemon_step(c->daemon, ev);
-	if (r < 0) {
+	if (r < 0 && r != -ESHUTDOWN) {	/* -ESHUTDOWN: halted, exiting */
 		struct log_fields f = { .peer = peer };
 		log_full(LOG_LEVEL_WARNING, &f, "engine refused event %d from peer: %s",
 		    (int)ev->type, strerror(-r));
@@ -218,6 +222,54 @@ on_peer_restarted(void *ctx, const char *peer, uint64_t incarnation)
 	step_or_warn(c, &ev, peer);
 }
 
+/*
+ * A message to a live peer was lost without the engine knowing: the
+ * engine assumes every message to a peer in its roster arrives, in order,
+ * so this node's state is no longer one the protocol allows (a lost token
+ * or REPLY can stall the cluster).  The engine cannot take a new
+ * incarnation in-process, so the process ends, like a crash at this point
+ * (no more messages, no LEAVE), and its restart is a new incarnation the
+ * other nodes handle as a crashed-and-restarted peer.
+ */
+static void
+on_send_overflow(void *ctx, const char *peer, size_t unacked)
+{
+	struct dmd_cluster *c = ctx;
+	struct log_fields f = { .peer = peer };
+
+	if (dmd_daemon_halt_status(c->daemon) != 0)
+		return;		/* already on the way out */
+	log_full(LOG_LEVEL_ERR, &f, "send queue to peer %s overflowed: %zu messages "
+	    "unacknowledged (send_queue_limit %" PRIu32 "), a message to it was dropped: this "
+	    "node's cluster state is no longer valid, dmlockd exits with status %d and must be "
+	    "restarted (systemd: Restart=on-failure) so that the cluster sees a new incarnation; "
+	    "check the network link between this node and %s (it carried nothing back while "
+	    "both nodes stayed in the cluster)", peer, unacked, c->send_queue_limit,
+	    DMD_EXIT_RESTART, peer);
+	dmd_daemon_halt(c->daemon, DMD_EXIT_RESTART);
+}
+
+/* The same hazard through the transport's resync (TRANSPORT-NOTES.md): both
+ * ends dropped queued messages of a session their engines think is live.
+ * Exiting makes the peer see a restart (its engine's case) instead of a
+ * new epoch it would take silently. */
+static void
+on_session_lost(void *ctx, const char *peer, size_t dropped, const char *why)
+{
+	struct dmd_cluster *c = ctx;
+	struct log_fields f = { .peer = peer };
+
+	if (dmd_daemon_halt_status(c->daemon) != 0)
+		return;
+	log_full(LOG_LEVEL_ERR, &f, "session with peer %s out of step (%s): %zu queued "
+	    "messages to it dropped, and it drops those it queued to this node: this node's "
+	    "cluster state is no longer valid, dmlockd exits with status %d and must be "
+	    "restarted (systemd: Restart=on-failure) so that the cluster sees a new incarnation; "
+	    "check whether %s restarted just now (a dead process's connection read after its "
+	    "successor's), else report this with both nodes' logs", peer, why, dropped,
+	    DMD_EXIT_RESTART, peer);
+	dmd_daemon_halt(c->daemon, DMD_EXIT_RESTART);
+}
 
 static const struct peer_transport_callbacks glue_callbacks = {
 	.on_message = on_message,
@@ -225,6 +277,8 @@ static const struct peer_transport_callbacks glue_callbacks = {
 	.on_link_down = on_link_down,
 	.on_peer_restarted = on_peer_restarted,
 	/* on_refused: the transport already logs every refusal with its reason. */
+	.on_send_overflow = on_send_overflow,
+	.on_session_lost = on_session_lost,
 };
 
 int
@@ -239,6 +293,7 @@ dmd_cluster_new(struct dmd_daemon *daemon, const struct dmd_config *config,
 	if (c == NULL)
 		return log_error_errno(ENOMEM, "cannot allocate the peer transport");
 	c->daemon = daemon;
+	c->send_queue_limit = config->send_queue_limit;
 	c->tls_digest_ok = tls_files_digest(config, c->tls_digest) == 0;
 	r = cluster_tls_new(config, &tls);
 	if (r < 0)

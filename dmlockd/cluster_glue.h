@@ -2,7 +2,10 @@
  * cluster_glue.h: joins the peer transport to the daemon: engine SEND /
  * PEER_ADD / PEER_REMOVE effects become transport calls (messages encoded
  * with dm_wire), and transport callbacks (payload received, link up/down,
- * peer restarted) become engine events.  No protocol decision is made here.
+ * peer restarted) become engine events.  No protocol decision is made here;
+ * a peer session that lost messages (send-queue overflow, resync) halts
+ * the daemon for a restart as a new incarnation (daemon.h,
+ * DMD_EXIT_RESTART).
  */
 #ifndef DMD_CLUSTER_GLUE_H
 #define DMD_CLUSTER_GLUE_H

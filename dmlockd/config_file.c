@@ -117,7 +117,7 @@ static const struct config_setting settings[] = {
 	SETTING("transport", "max_handshakes", parse_count, max_handshakes, "64", false,
 	    "connections in TLS/HELLO handshake at once; more are closed at accept"),
 	SETTING("transport", "send_queue_limit", parse_count, send_queue_limit, "65536", false,
-	    "messages queued (unacknowledged) per peer; past it the link is cut and sends fail"),
+	    "messages queued (unacknowledged) per peer; past it a message is lost and dmlockd exits 75 to restart as a new incarnation"),
 	SETTING("transport", "write_buffer_limit", parse_bytes, write_buffer_limit, "16M", false,
 	    "bytes a link may hold in its write buffer before it is cut as too slow"),
 	SETTING("local", "socket", parse_path, local_socket, RUNSTATEDIR "/dmlock/dmlockd.sock", false,

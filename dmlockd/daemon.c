@@ -38,6 +38,7 @@ struct dmd_daemon {
 	void			*state_ctx;
 	struct state_dir	*state_dir;	/* NULL: floors are not stored */
 	dm_msec_t		 last_now;
+	int			 halt_status;	/* > 0: dmd_daemon_halt() was called */
 
 	/* Events that arrived while a step was running (a transport callback
 	 * fired synchronously from inside an effect): stepped right after. */
@@ -165,6 +166,13 @@ daemon_effect(void *ctx, const struct dm_effect *fx)
 	struct dmd_daemon *d = ctx;
 	const struct dmd_transport_ops *t = d->transport;
 
+	/* Halted in this step: the process is as good as dead, nothing it
+	 * would still say may leave it.  A floor is stored anyway (a higher
+	 * floor is always safe). */
+	if (d->halt_status != 0 && fx->type != DM_FX_LOG && fx->type != DM_FX_PERSIST) {
+		log_debug("halted: engine effect %d not applied", (int)fx->type);
+		return;
+	}
 	switch (fx->type) {
 	case DM_FX_GRANT:
 		daemon_client_effect(d, fx->u.grant.handle, fx);
@@ -282,6 +290,8 @@ daemon_step_now(struct dmd_daemon *d, struct dm_event *ev)
 int
 dmd_daemon_step(struct dmd_daemon *d, struct dm_event *ev)
 {
+	if (d->halt_status != 0)
+		return -ESHUTDOWN;
 	if (d->in_step)
 		return daemon_defer(d, ev);
 	int r = daemon_step_now(d, ev);
@@ -291,12 +301,15 @@ dmd_daemon_step(struct dmd_daemon *d, struct dm_event *ev)
 		if (d->deferred_head == NULL)
 			d->deferred_tail = &d->deferred_head;
 		d->n_deferred--;
-		int r2 = daemon_step_now(d, &q->ev);
+		int r2 = d->halt_status != 0 ? 0 : daemon_step_now(d, &q->ev);
 		if (r2 < 0)
 			log_warning_errno(r2, "deferred engine event %d failed", (int)q->ev.type);
 		free(q);
 	}
-	daemon_rearm(d);
+	if (d->halt_status != 0)
+		evtimer_del(d->timer);
+	else
+		daemon_rearm(d);
 	return r;
 }
 
@@ -304,6 +317,22 @@ bool
 dmd_daemon_in_step(const struct dmd_daemon *d)
 {
 	return d->in_step;
+}
+
+void
+dmd_daemon_halt(struct dmd_daemon *d, int status)
+{
+	if (d->halt_status != 0)
+		return;
+	d->halt_status = status > 0 ? status : 1;
+	evtimer_del(d->timer);
+	event_base_loopbreak(d->base);
+}
+
+int
+dmd_daemon_halt_status(const struct dmd_daemon *d)
+{
+	return d->halt_status;
 }
 
 static void

@@ -73,6 +73,24 @@ int dmd_daemon_step(struct dmd_daemon *daemon, struct dm_event *ev);
 /* True while dmd_daemon_step() is applying effects. */
 bool dmd_daemon_in_step(const struct dmd_daemon *daemon);
 
+/* The exit status of a daemon that must come back as a new incarnation
+ * (EX_TEMPFAIL, sysexits.h): systemd's Restart=on-failure starts it again. */
+#define DMD_EXIT_RESTART 75
+
+/*
+ * Stop for good, as a crash at this point would: from now on no engine
+ * effect leaves the process (no message, grant, loss, link change; the
+ * rest of a step that is running is muted, only its log lines and epoch
+ * floors go through), no event reaches the engine (dmd_daemon_step()
+ * returns -ESHUTDOWN, deferred events are dropped), and the event loop
+ * ends after the running callback (event_base_loopbreak).  main.c then
+ * closes everything without the LEAVE protocol and exits with status
+ * (> 0).  The first call's status stays.
+ */
+void dmd_daemon_halt(struct dmd_daemon *daemon, int status);
+/* 0 while running, else the status given to dmd_daemon_halt(). */
+int dmd_daemon_halt_status(const struct dmd_daemon *daemon);
+
 /* A fresh engine handle (never reused) and the map handle -> request. */
 uint64_t dmd_daemon_new_handle(struct dmd_daemon *daemon);
 void dmd_daemon_register(struct dmd_daemon *daemon, struct dmd_request *req);

@@ -623,7 +623,9 @@ session_on_read(struct bufferevent *bev, void *arg)
 	struct evbuffer *out = bufferevent_get_output(bev);
 	char line[LP_LINE_MAX];
 
-	while (!s->closing) {
+	/* A halted daemon (daemon.h) takes no more work: the lines wait
+	 * unread until the connection closes at exit. */
+	while (!s->closing && dmd_daemon_halt_status(s->daemon) == 0) {
 		if (evbuffer_get_length(out) >= SESSION_OUTPUT_PAUSE) {
 			/* Backpressure: resume from the write callback. */
 			s->paused = true;

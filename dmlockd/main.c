@@ -4,7 +4,10 @@
  * event loop, engine host (daemon.c), local socket server, peer transport
  * (cluster_glue.c), systemd glue — plus the signals: SIGTERM/SIGINT leave
  * the cluster gracefully and exit, SIGHUP reloads, SIGUSR1 dumps state.
- * Wiring only; the engine decides, daemon.c routes, local_*.c translate.
+ * A daemon halted by cluster_glue.c (a peer session lost messages) exits
+ * with DMD_EXIT_RESTART (75) without leaving, to come back as a new
+ * incarnation.  Wiring only; the engine decides, daemon.c routes,
+ * local_*.c translate.
  */
 #include "config.h"
 
@@ -681,7 +684,17 @@ run(const struct options *o)
 		r = log_error_errno(EIO, "event loop failed");
 		goto out;
 	}
-	r = 0;
+	r = dmd_daemon_halt_status(m.daemon);
+	if (r != 0) {
+		/* Halted (cluster_glue.c said why): close the clients and the
+		 * links like a crash would, no LEAVE; the status asks the
+		 * service manager for a new process. */
+		dmd_sd_notify_status("exiting with status %d to restart as a new incarnation", r);
+		dmd_sd_notify_stopping();
+		log_notice("exiting with status %d without leaving the cluster: local clients are "
+		    "disconnected and lose their locks; a restarted dmlockd joins as a new "
+		    "incarnation", r);
+	}
 out:
 	dmd_sd_watchdog_stop();
 	for (size_t i = 0; i < sizeof(signals) / sizeof(signals[0]); i++)
@@ -730,6 +743,6 @@ main(int argc, char **argv)
 		return r > 0 ? EXIT_SUCCESS : 2;
 	if (o.check_config)
 		return check_config(&o) < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
-	r = run(&o);
-	return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+	r = run(&o);	/* > 0: an exit status chosen by dmd_daemon_halt() */
+	return r < 0 ? EXIT_FAILURE : r > 0 ? r : EXIT_SUCCESS;
 }

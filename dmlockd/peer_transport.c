@@ -216,10 +216,13 @@ peer_resync(struct peer *p, const char *why)
 {
 	struct peer_transport *t = p->t;
 	bool was_up = p->active != NULL || p->down_deferred;
+	size_t dropped = p->session.count;
+	char name[DM_NODE_NAME_MAX + 1];
 
+	snprintf(name, sizeof(name), "%s", p->name);
 	log_full(LOG_LEVEL_WARNING, &(struct log_fields){ .peer = p->name },
 	    "session with %s out of step (%s): dropping %zu queued messages, new session", p->name,
-	    why, p->session.count);
+	    why, dropped);
 	peer_drop_links_except(p, NULL);
 	peer_session_new_epoch(&p->session, ++t->last_epoch);
 	p->highest_written = 0;
@@ -227,8 +230,12 @@ peer_resync(struct peer *p, const char *why)
 	p->down_deferred = false;
 	p->dial_failures++;
 	peer_schedule_dial(p);
+	/* Both ends lost messages without their users knowing (ours here, the
+	 * peer's when it sees the new epoch): say so before the link-down. */
+	if (t->cb.on_session_lost != NULL && !t->freeing)
+		t->cb.on_session_lost(t->ctx, name, dropped, why);
 	if (was_up && t->cb.on_link_down != NULL && !t->freeing)
-		t->cb.on_link_down(t->ctx, p->name);
+		t->cb.on_link_down(t->ctx, name);
 }
 
 static void
@@ -598,11 +605,19 @@ peer_transport_send(struct peer_transport *t, const char *name, const uint8_t *p
 		return -EMSGSIZE;
 	r = peer_session_queue(&p->session, payload, len);
 	if (r == -ENOBUFS) {
-		log_full(LOG_LEVEL_WARNING, &(struct log_fields){ .peer = name },
-		    "send queue to %s full (%zu messages unacknowledged): cutting the link", name,
-		    p->session.count);
+		size_t unacked = p->session.count;
+		char peer[DM_NODE_NAME_MAX + 1];
+
+		snprintf(peer, sizeof(peer), "%s", p->name);
+		log_full(LOG_LEVEL_WARNING, &(struct log_fields){ .peer = peer },
+		    "send queue to %s full (%zu messages unacknowledged): message dropped, "
+		    "cutting the link", peer, unacked);
 		if (p->active != NULL)
 			peer_link_close(p->active, true, FRAME_BYE_OVERLOAD, "send queue over limit");
+		/* The session now misses a message: only the user can decide
+		 * what that means (dmlockd exits, TRANSPORT-NOTES.md). */
+		if (t->cb.on_send_overflow != NULL && !t->freeing)
+			t->cb.on_send_overflow(t->ctx, peer, unacked);
 		return r;
 	}
 	if (r < 0)

@@ -67,6 +67,20 @@ struct peer_transport_callbacks {
 	/* A connection was refused, by us or by the peer (peer NULL if unknown):
 	 * TLS failure, cluster/algorithm/name mismatch, limits. */
 	void (*on_refused)(void *ctx, const char *peer, const char *reason);
+	/* peer_transport_send() refused a message to peer: unacked messages
+	 * (send_queue_limit) wait for its acknowledgement.  Called on every
+	 * refused message, after the link was cut and before the send returns
+	 * -ENOBUFS.  The message is lost to this session, which will resume
+	 * without it and without any sign of the gap: the caller's protocol
+	 * can no longer rely on in-order, exactly-once delivery to that peer
+	 * (dmlockd exits so that its successor is a new incarnation). */
+	void (*on_send_overflow)(void *ctx, const char *peer, size_t unacked);
+	/* The two ends of the session with peer disagreed (a gap, an ACK or a
+	 * resume point beyond what was sent: peer_resync() in
+	 * TRANSPORT-NOTES.md) and the session was started over: the dropped
+	 * messages queued to peer are lost, and the peer drops what it queued
+	 * to us when it sees the new session.  Called before on_link_down. */
+	void (*on_session_lost)(void *ctx, const char *peer, size_t dropped, const char *why);
 };
 
 /*
@@ -96,8 +110,8 @@ int peer_transport_remove_peer(struct peer_transport *t, const char *name);
  * Queue payload (1..max_payload bytes, copied) for name; it is written at
  * once if the link is up, else when it comes up.  Returns 0, -ENOENT
  * (unknown peer), -EMSGSIZE, -ENOBUFS (send_queue_limit messages are
- * unacknowledged: the link is cut as too slow and the message is NOT
- * queued; treat the peer as failed), -ENOMEM.
+ * unacknowledged: the link is cut as too slow, the message is NOT queued,
+ * and on_send_overflow was called), -ENOMEM.
  */
 int peer_transport_send(struct peer_transport *t, const char *name, const uint8_t *payload,
     size_t len);

@@ -34,6 +34,9 @@ CLUSTER_ALGORITHM=${CLUSTER_ALGORITHM:-ricart-agrawala}
 CLUSTER_NAME=${CLUSTER_NAME:-test}
 
 declare -a PORT NODE_PID
+# CONF_EXTRA[I]: lines appended to node I's config when write_conf gets
+# none (so start_cluster can give one node a setting of its own).
+declare -a CONF_EXTRA
 CLUSTER_SIZE=0
 
 cluster_cleanup()
@@ -101,10 +104,11 @@ roster_of()
 
 # write_conf I ROSTER-LINE [EXTRA-LINES]: node I's config; ROSTER-LINE is
 # "peers = ..." or "sponsor = ...".  Variables CONF_* override the node's
-# algorithm, cluster name and certificate/CA file names.
+# algorithm, cluster name and certificate/CA file names; EXTRA-LINES
+# default to ${CONF_EXTRA[I]} (a section may appear twice).
 write_conf()
 {
-	local i=$1 roster=$2 extra=${3:-} d
+	local i=$1 roster=$2 extra=${3:-${CONF_EXTRA[$1]:-}} d
 
 	d=$(node_dir "$i")
 	mkdir -p "$d"

@@ -133,7 +133,8 @@ main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const struct peer_transport_callbacks cb = {
-		on_message, on_link_up, on_link_down, on_peer_restarted, on_refused,
+		.on_message = on_message, .on_link_up = on_link_up, .on_link_down = on_link_down,
+		.on_peer_restarted = on_peer_restarted, .on_refused = on_refused,
 	};
 	const char *name = NULL, *certs = NULL, *listen[4], *peers[PEERS_MAX];
 	size_t n_listen = 0, n_peers = 0;

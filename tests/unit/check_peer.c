@@ -4,7 +4,11 @@
  * 10,000 messages each way in order; links cut mid-stream (every message
  * still arrives exactly once, in order); a restarted peer (new incarnation)
  * reported and its stale messages dropped; a silent peer noticed by
- * keepalives; the send-queue limit; the handshake limit and timeout; TLS
+ * keepalives; the send-queue limit and its overflow callback (fired
+ * exactly when a send finds the limit unacknowledged); a resync (a dead
+ * process's HELLO read after its successor's) reported as a lost
+ * session; the handshake
+ * limit and timeout; TLS
  * reload (every link closed and verified again: the session survives, a
  * peer revoked by the new CRL stays out); and the negative suite:
  * plaintext, wrong CA, expired, revoked, name mismatch, wrong cluster,
@@ -46,6 +50,12 @@ struct node {
 	uint64_t		 cut_at;	/* cut the link to cut_peer after this many */
 	const char		*cut_peer;
 	int			 cuts;
+	int			 overflows;	/* on_send_overflow calls */
+	size_t			 overflow_unacked;
+	char			 overflow_peer[64];
+	int			 sessions_lost;	/* on_session_lost calls */
+	size_t			 lost_dropped;
+	char			 lost_why[256];
 };
 
 static struct event_base *bases[2];
@@ -127,8 +137,28 @@ on_refused(void *ctx, const char *peer, const char *reason)
 	snprintf(n->refusal, sizeof(n->refusal), "%s", reason);
 }
 
+static void
+on_send_overflow(void *ctx, const char *peer, size_t unacked)
+{
+	struct node *n = ctx;
+	n->overflows++;
+	n->overflow_unacked = unacked;
+	snprintf(n->overflow_peer, sizeof(n->overflow_peer), "%s", peer);
+}
+
+static void
+on_session_lost(void *ctx, const char *peer, size_t dropped, const char *why)
+{
+	struct node *n = ctx;
+	n->sessions_lost++;
+	n->lost_dropped = dropped;
+	snprintf(n->lost_why, sizeof(n->lost_why), "%s: %s", peer, why);
+}
+
 static const struct peer_transport_callbacks callbacks = {
-	on_message, on_link_up, on_link_down, on_peer_restarted, on_refused,
+	.on_message = on_message, .on_link_up = on_link_up, .on_link_down = on_link_down,
+	.on_peer_restarted = on_peer_restarted, .on_refused = on_refused,
+	.on_send_overflow = on_send_overflow, .on_session_lost = on_session_lost,
 };
 
 static SSL_CTX *
@@ -300,6 +330,8 @@ START_TEST(ten_thousand_in_order)
 	ck_assert_int_eq(a.ups, 1);
 	ck_assert_int_eq(b.ups, 1);
 	ck_assert_int_eq(a.refusals + b.refusals, 0);
+	ck_assert_int_eq(a.overflows + b.overflows, 0);
+	ck_assert_int_eq(a.sessions_lost + b.sessions_lost, 0);
 	peer_transport_free(a.t);
 	peer_transport_free(b.t);
 }
@@ -331,6 +363,8 @@ START_TEST(cut_mid_stream_exactly_once)
 	ck_assert_uint_gt(ia.data_frames_resent, 0);
 	ck_assert_uint_gt(ib.data_frames_resent, 0);
 	ck_assert_int_eq(a.restarts + b.restarts, 0);
+	ck_assert_int_eq(a.overflows + b.overflows, 0);
+	ck_assert_int_eq(a.sessions_lost + b.sessions_lost, 0);
 	peer_transport_free(a.t);
 	peer_transport_free(b.t);
 }
@@ -415,13 +449,129 @@ START_TEST(silent_peer_and_send_queue_limit)
 	ck_assert(run_until(link_down, &a, 5000));
 	ck_assert_uint_ge(now_ms() - start, 100 * 5 - 60);	/* keepalive x misses */
 
-	/* At most 50 unacknowledged messages per peer. */
+	/* At most 50 unacknowledged messages per peer, link down or not. */
 	for (int i = 0; i < 50; i++)
 		ck_assert_int_eq(peer_transport_send(a.t, "beta", payload, sizeof(payload)), 0);
+	ck_assert_int_eq(a.overflows, 0);
 	ck_assert_int_eq(peer_transport_send(a.t, "beta", payload, sizeof(payload)), -ENOBUFS);
+	ck_assert_int_eq(a.overflows, 1);
+	ck_assert_uint_eq(a.overflow_unacked, 50);
 	ck_assert_int_eq(peer_transport_send(a.t, "beta", payload, 0), -EMSGSIZE);
 	ck_assert_int_eq(peer_transport_send(a.t, "nobody", payload, 1), -ENOENT);
 	peer_transport_free(a.t);
+	peer_transport_free(b.t);
+}
+END_TEST
+
+static bool
+queue_empty(void *arg)
+{
+	struct node *n = arg;
+	struct peer_transport_peer_info info;
+	return peer_transport_peer_info(n->t, "beta", &info) == 0 && info.queued == 0;
+}
+
+static bool
+never(void *arg)
+{
+	return false;
+}
+
+/* The overflow callback fires exactly when a send finds send_queue_limit
+ * messages unacknowledged (with the link up: only the peer's silence fills
+ * the queue), on every refused message, and never while acknowledgements
+ * keep the queue under the limit. */
+START_TEST(send_overflow_reported_past_the_limit)
+{
+	struct node a, b;
+	struct pair p = { &a, &b, 0 };
+	struct peer_transport_peer_info info;
+	uint8_t payload[16] = { 0 };
+	const uint32_t limit = 5;
+
+	bases[1] = event_base_new();
+	n_bases = 2;
+	node_start(&a, "alpha", &(struct node_options){ .limits.send_queue_limit = limit });
+	node_start(&b, "beta", &(struct node_options){ .base = bases[1] });
+	ck_assert_int_eq(peer_transport_add_peer(a.t, "beta", b.addr), 0);
+	ck_assert_int_eq(peer_transport_add_peer(b.t, "alpha", NULL), 0);
+	ck_assert(run_until(both_up, &p, 5000));
+
+	/* Acknowledged traffic: many times the limit, never an overflow. */
+	for (int round = 0; round < 4; round++) {
+		for (uint32_t i = 0; i < limit; i++)
+			ck_assert_int_eq(peer_transport_send(a.t, "beta", payload, sizeof(payload)), 0);
+		ck_assert(run_until(queue_empty, &a, 5000));
+	}
+	ck_assert_int_eq(a.overflows, 0);
+
+	/* beta stops reading (its loop no longer runs): limit messages are
+	 * accepted and written, none acknowledged. */
+	n_bases = 1;
+	for (uint32_t i = 0; i < limit; i++) {
+		ck_assert_int_eq(peer_transport_send(a.t, "beta", payload, sizeof(payload)), 0);
+		ck_assert_int_eq(a.overflows, 0);
+	}
+	(void)run_until(never, NULL, 100);
+	ck_assert_int_eq(peer_transport_peer_info(a.t, "beta", &info), 0);
+	ck_assert(info.link_up);
+	ck_assert_uint_eq(info.queued, limit);
+	ck_assert_int_eq(a.overflows, 0);
+	ck_assert_int_eq(a.downs, 0);
+
+	/* The next one is refused, and reported before the send returns. */
+	ck_assert_int_eq(peer_transport_send(a.t, "beta", payload, sizeof(payload)), -ENOBUFS);
+	ck_assert_int_eq(a.overflows, 1);
+	ck_assert_uint_eq(a.overflow_unacked, limit);
+	ck_assert_str_eq(a.overflow_peer, "beta");
+	ck_assert_int_eq(peer_transport_send(a.t, "beta", payload, sizeof(payload)), -ENOBUFS);
+	ck_assert_int_eq(a.overflows, 2);
+	ck_assert_int_eq(peer_transport_peer_info(a.t, "beta", &info), 0);
+	ck_assert_uint_eq(info.queued, limit);	/* the refused messages were not queued */
+	ck_assert(run_until(link_down, &a, 5000));	/* and the link was cut */
+	ck_assert_int_eq(a.sessions_lost + b.sessions_lost, 0);
+	peer_transport_free(a.t);
+	peer_transport_free(b.t);
+}
+END_TEST
+
+static bool
+session_lost(void *arg)
+{
+	return ((struct node *)arg)->sessions_lost >= 1;
+}
+
+/* The one way the two ends of a session disagree (peer_resync): a dead
+ * process's HELLO read after its successor's.  alpha's successor links to
+ * beta while the old process still runs; beta starts a session with the
+ * successor and closes the old link; the old process redials with a HELLO
+ * claiming 100 (101) messages of beta's session, which the new one never
+ * sent.
+ * beta starts over (new epoch) and reports the lost session. */
+START_TEST(resync_reported_as_session_lost)
+{
+	struct node a1, a2, b;
+	uint8_t payload[16] = { 0 };
+
+	node_start(&a1, "alpha", &(struct node_options){ .incarnation = 1 });
+	node_start(&b, "beta", &(struct node_options){ .incarnation = 7 });
+	ck_assert_int_eq(peer_transport_add_peer(a1.t, "beta", b.addr), 0);
+	ck_assert_int_eq(peer_transport_add_peer(b.t, "alpha", NULL), 0);
+	exchange_and_check(&a1, &b, 100);
+	ck_assert_int_eq(a1.sessions_lost + b.sessions_lost, 0);
+
+	node_start(&a2, "alpha", &(struct node_options){ .incarnation = 2 });
+	ck_assert_int_eq(peer_transport_add_peer(a2.t, "beta", b.addr), 0);
+	/* Goes to the old process if its link is still up (then it claims
+	 * 101), else to the successor: dropped or acknowledged by the resync. */
+	ck_assert_int_eq(peer_transport_send(b.t, "alpha", payload, sizeof(payload)), 0);
+	ck_assert(run_until(session_lost, &b, 5000));
+	ck_assert_msg(strstr(b.lost_why, "alpha: it claims to have received message 10") != NULL,
+	    "why: %s", b.lost_why);
+	ck_assert_uint_le(b.lost_dropped, 1);
+	ck_assert_int_eq(b.overflows, 0);
+	peer_transport_free(a1.t);
+	peer_transport_free(a2.t);
 	peer_transport_free(b.t);
 }
 END_TEST
@@ -683,6 +833,8 @@ peer_suite(void)
 	tcase_add_test(tc, cut_mid_stream_exactly_once);
 	tcase_add_test(tc, restart_reported_stale_dropped);
 	tcase_add_test(tc, silent_peer_and_send_queue_limit);
+	tcase_add_test(tc, send_overflow_reported_past_the_limit);
+	tcase_add_test(tc, resync_reported_as_session_lost);
 	tcase_add_test(tc, handshake_limit_and_timeout);
 	tcase_add_test(tc, tls_reload_cuts_links_session_survives);
 	tcase_add_test(tc, tls_reload_crl_drops_revoked_peer);
