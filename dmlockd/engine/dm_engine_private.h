@@ -104,6 +104,7 @@ struct dm_node {
 	 * from a NODE_ADD that may be newer than the snapshot. */
 	bool		 from_snapshot;
 	bool		 via_add;
+	uint64_t	 via_add_epoch;	/* the roster epoch of that NODE_ADD */
 	/* The sponsor whose NODE_ADD (serial) we took last for this entry:
 	 * only it may cancel the add (NODE_FAILED arg 1). */
 	dm_slot_t	 added_by;

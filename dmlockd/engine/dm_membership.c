@@ -1683,6 +1683,29 @@ on_join(struct dm_engine *e, dm_slot_t from, const char *peer, const struct dm_m
 	return e->algo->request(e, l, DM_MODE_EXCLUSIVE, false);
 }
 
+/*
+ * Joining: does NODE_ADD m of another incarnation replace entry old, whose
+ * sender we do not list yet?  Only an entry no snapshot confirmed (an
+ * earlier NODE_ADD's: a joiner's roster is provisional, the rule against
+ * unlisted senders protects members' entries) and only for an add made at
+ * a higher roster epoch: the old incarnation's removal lies in between.
+ * (Incarnations are not ordered; a dead one's NODE_ADD delayed past the
+ * live one's carries the older epoch and changes nothing.)  Naimi-Trehel
+ * 778808/9 (crashes): n5, joining for 875 ms, took n1's NODE_ADD of n0
+ * inc 3 (epoch 5); n0 inc 3 died and was removed, no NODE_FAILED reached
+ * the joiner; n3's NODE_ADD of n0 inc 5 (epoch 15) came before n5 listed
+ * n3 and was acknowledged but not applied.  n5 became a member listing the
+ * dead inc 3, dropped every message of the live n0 as another
+ * incarnation's, and in the two-member roster left later nobody could
+ * remove the dead entry: n0's lock request waited for ever.
+ */
+static bool
+joiner_entry_superseded(const struct dm_engine *e, dm_slot_t old, const struct dm_msg *m)
+{
+	return e->membership == DM_MEMBER_JOINING && e->nodes[old].via_add &&
+	    !e->nodes[old].from_snapshot && m->epoch > e->nodes[old].via_add_epoch;
+}
+
 static int
 on_node_add(struct dm_engine *e, dm_slot_t from, const char *peer, const struct dm_msg *m)
 {
@@ -1714,7 +1737,7 @@ on_node_add(struct dm_engine *e, dm_slot_t from, const char *peer, const struct 
 		 * make us erase a member's entry (seed 2709/6: two holders); it
 		 * still gets its ack, or it would wait for it for ever. */
 		if (old != DM_SLOT_NONE && e->nodes[old].incarnation != m->incarnation &&
-		    from == DM_SLOT_NONE)
+		    from == DM_SLOT_NONE && !joiner_entry_superseded(e, old, m))
 			old = DM_SLOT_NONE;	/* (the add below finds it: EEXIST) */
 		if (old != DM_SLOT_NONE && e->nodes[old].incarnation != m->incarnation) {
 			/* A new incarnation: the sponsor already removed the old one
@@ -1741,8 +1764,10 @@ on_node_add(struct dm_engine *e, dm_slot_t from, const char *peer, const struct 
 				e->nodes[added].added_twice = true;
 			e->nodes[added].added_by = from;
 			e->nodes[added].added_serial = m->serial;
-			if (r == 0 && e->membership == DM_MEMBER_JOINING)
+			if (r == 0 && e->membership == DM_MEMBER_JOINING) {
 				e->nodes[added].via_add = true;	/* newer than the snapshot */
+				e->nodes[added].via_add_epoch = m->epoch;
+			}
 		}
 	}
 	{

@@ -190,6 +190,12 @@ static const struct {
 	 * through another sponsor and left. */
 	{ 725767, 8, SIM_F_CRASH, "roster mixed from two snapshots", "invitation" },
 	{ 762126, 15, SIM_F_LEAVE, "sponsor re-added a node that left", "invitation" },
+	/* Naimi-Trehel's millions (NOTES.md, "Session 12"): on 0df15be a
+	 * member added a node that had just left back from a sponsor's late
+	 * NODE_ADD; on 0162ac7 a joiner kept a dead incarnation's NODE_ADD
+	 * and ignored the live one's. */
+	{ 126138, 11, SIM_F_LEAVE, "leaver added back by a late NODE_ADD", "invitation" },
+	{ 778808, 9, SIM_F_CRASH, "joiner kept a dead incarnation's entry", NULL },
 };
 
 START_TEST(replay)

@@ -8,6 +8,7 @@
  * and votes that could split the roster in two.
  */
 #include "engine_harness.h"
+#include "dm_engine_private.h"	/* dm_roster_find: the incarnation a joiner lists */
 
 static struct h_cluster C;
 
@@ -1565,6 +1566,58 @@ START_TEST(test_syncing_node_suspects_a_silent_member)
 }
 END_TEST
 
+/* The incarnation node lists for name (0: not listed). */
+static uint64_t
+listed_incarnation(int node, const char *name)
+{
+	dm_slot_t s = dm_roster_find(C.e[node], name, strlen(name));
+
+	return s == DM_SLOT_NONE ? 0 : dm_roster_incarnation(C.e[node], s);
+}
+
+START_TEST(test_joiner_takes_newer_epoch_node_add)
+{
+	/* Naimi-Trehel 778808/9 (crashes): n5, joining for a long time, took
+	 * a NODE_ADD of n0's incarnation 3 (epoch 5); that incarnation died
+	 * and was removed without the joiner hearing; the NODE_ADD of n0's
+	 * incarnation 5 (epoch 15) came from a sponsor the joiner did not
+	 * list yet and was acknowledged but not applied.  n5 became a member
+	 * listing the dead incarnation and ignored the live n0 for ever.  A
+	 * joiner's entry from a NODE_ADD is replaced by a NODE_ADD of another
+	 * incarnation at a higher epoch, whoever sends it; not by one at the
+	 * same or a lower epoch (a dead incarnation's add, delayed). */
+	struct dm_msg m;
+
+	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
+	h_join(&C, 3, 0, DM_FAILURE_MAJORITY, 1);	/* its JOIN stays queued */
+	ck_assert(!h_ready(&C, 3));
+	ck_assert_uint_eq(listed_incarnation(3, "node1"), 0);
+	subject_msg(&m, DM_MSG_NODE_ADD, "node2", 3);
+	m.serial = 1;
+	m.epoch = 5;
+	inject(1, 3, &m);				/* node1: not listed by node3 */
+	ck_assert_uint_eq(listed_incarnation(3, "node2"), 3);
+	subject_msg(&m, DM_MSG_NODE_ADD, "node2", 5);
+	m.serial = 1;
+	m.epoch = 15;
+	inject(1, 3, &m);
+	ck_assert_msg(listed_incarnation(3, "node2") == 5,
+	    "the joiner lists node2's incarnation %llu, not the newer epoch's 5",
+	    (unsigned long long)listed_incarnation(3, "node2"));
+	ck_assert_ptr_nonnull(queued(3, 1, DM_MSG_NODE_ADD_ACK));
+	subject_msg(&m, DM_MSG_NODE_ADD, "node2", 7);	/* same epoch: no */
+	m.serial = 2;
+	m.epoch = 15;
+	inject(1, 3, &m);
+	ck_assert_uint_eq(listed_incarnation(3, "node2"), 5);
+	subject_msg(&m, DM_MSG_NODE_ADD, "node2", 3);	/* the dead one's, late */
+	m.serial = 2;
+	m.epoch = 5;
+	inject(1, 3, &m);
+	ck_assert_uint_eq(listed_incarnation(3, "node2"), 5);
+}
+END_TEST
+
 START_TEST(test_node_add_after_leave_not_applied)
 {
 	/* Naimi-Trehel 126138/11 (leaves, invitation): node1 took node3's
@@ -1815,6 +1868,7 @@ membership_suite(void)
 	tcase_add_test(tc, test_sponsor_drops_joiner_that_joined_and_left);
 	tcase_add_test(tc, test_node_add_after_leave_not_applied);
 	tcase_add_test(tc, test_syncing_node_suspects_a_silent_member);
+	tcase_add_test(tc, test_joiner_takes_newer_epoch_node_add);
 	tcase_add_test(tc, test_roster_is_one_sponsors_snapshot);
 	tcase_add_test(tc, test_removed_incarnation_restarts_to_join);
 	tcase_add_test(tc, test_refused_by_a_stuck_minority_restarts);
