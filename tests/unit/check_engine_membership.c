@@ -1481,6 +1481,19 @@ START_TEST(test_sponsor_applies_removal_of_listed_joiner)
 }
 END_TEST
 
+/* node3, READY, leaves gracefully (every ack comes) and its process exits. */
+static void
+node3_leaves_and_exits(void)
+{
+	struct dm_event leave = { .type = DM_EV_LEAVE };
+
+	ck_assert(h_ready(&C, 3));
+	ck_assert_int_eq(h_step(&C, 3, &leave), 0);
+	h_pump(&C);
+	ck_assert_uint_eq(h_count(&C, DM_FX_LEFT), 1);
+	C.down[3] = true;
+}
+
 START_TEST(test_sponsor_drops_joiner_that_joined_and_left)
 {
 	/* Raymond 762126/15 (leaves): n11 took n14's JOIN and asked for the
@@ -1492,7 +1505,6 @@ START_TEST(test_sponsor_drops_joiner_that_joined_and_left)
 	 * lock (node2's REPLY held back); node3 becomes READY and leaves;
 	 * then node1 gets the lock: it must not add node3 again, and the
 	 * next joiner must get in. */
-	struct dm_event leave = { .type = DM_EV_LEAVE };
 	struct h_packet join, held;
 
 	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
@@ -1509,11 +1521,7 @@ START_TEST(test_sponsor_drops_joiner_that_joined_and_left)
 	h_pump(&C);
 	C.cut[3] = false;
 	h_pump(&C);
-	ck_assert(h_ready(&C, 3));
-	ck_assert_int_eq(h_step(&C, 3, &leave), 0);
-	h_pump(&C);
-	ck_assert_uint_eq(h_count(&C, DM_FX_LEFT), 1);
-	C.down[3] = true;				/* the process exits */
+	node3_leaves_and_exits();
 	for (int i = 0; i < 3; i++)
 		ck_assert_uint_eq(h_roster(&C, i), 3);
 	inject(held.from, held.to, &held.msg);		/* node1 may get the lock */
@@ -1628,7 +1636,6 @@ START_TEST(test_node_add_after_leave_not_applied)
 	 * ever, holding the roster lock.  An incarnation that left is gone
 	 * like one a majority removed: its NODE_ADD is acknowledged, not
 	 * applied. */
-	struct dm_event leave = { .type = DM_EV_LEAVE };
 	struct dm_msg add;
 	const struct dm_msg *q, *ack;
 
@@ -1641,11 +1648,7 @@ START_TEST(test_node_add_after_leave_not_applied)
 	add = *q;					/* the copy sent again later */
 	C.hold = NULL;
 	h_pump(&C);
-	ck_assert(h_ready(&C, 3));
-	ck_assert_int_eq(h_step(&C, 3, &leave), 0);
-	h_pump(&C);
-	ck_assert_uint_eq(h_count(&C, DM_FX_LEFT), 1);
-	C.down[3] = true;				/* the process exits */
+	node3_leaves_and_exits();
 	ck_assert_uint_eq(h_roster(&C, 1), 3);
 	add.serial += 100;				/* a later retry */
 	inject(0, 1, &add);
