@@ -196,7 +196,7 @@ struct dm_engine {
 		char	address[DM_ADDRESS_MAX + 1];
 	}		*sponsors;
 	size_t		 n_sponsors, sponsor_next;
-	/* Rings of DM_NODES_MAX names (graceful leave, dm_membership.c).
+	/* Rings of DM_NODES_MAX names (graceful leave, dm_membership_leave.c).
 	 * departed: joining, members whose LEAVE came before our roster did
 	 * (the sponsor's snapshot may still list them), erased at ROSTER_END.
 	 * refused: joiners we refused while sponsoring another, told to ask
@@ -245,7 +245,7 @@ struct dm_engine {
 	uint64_t	 last_joined_incarnation;
 	/* The last DM_REMOVED_MEMORY incarnations we saw removed (announced
 	 * to us or decided here): dead for good, a NODE_ADD never brings one
-	 * back (note_removed() in dm_membership.c). */
+	 * back (dm_membership_note_removed() in dm_membership_failure.c). */
 #define DM_REMOVED_MEMORY	32
 	struct dm_removed {
 		char	 name[DM_NODE_NAME_MAX + 1];
@@ -263,7 +263,7 @@ struct dm_engine {
 	/* The highest epoch an active member told us while we were not one
 	 * (JOIN_REFUSED or REJOIN flagged DM_MSG_F_MEMBER), and when: while
 	 * fresh, our vote as a restarted node goes to no prober whose roster
-	 * is older (see on_suspect()). */
+	 * is older (see dm_membership_on_suspect()). */
 	uint64_t	 member_epoch;
 	dm_msec_t	 member_epoch_at;
 	uint16_t	 vote_yes;
@@ -385,7 +385,8 @@ int		 dm_roster_add_member(struct dm_engine *e, const char *name, const char *ad
 int		 dm_roster_add_returning(struct dm_engine *e, const char *name,
 		    const char *address, uint64_t incarnation);
 
-/* dm_membership.c: join (RA §7.2), leave (§7.3), failure (§7.4). */
+/* dm_membership*.c: join (RA §7.2), leave (§7.3), failure (§7.4); their
+ * shared helpers are in dm_membership_private.h. */
 void		 dm_membership_join_start(struct dm_engine *e);
 void		 dm_membership_progress(struct dm_engine *e);
 void		 dm_membership_sponsor_hint(struct dm_engine *e, const char *peer);

@@ -1,7 +1,7 @@
 /*
  * dm_roster.c: the roster (RA §7: the NAMES table and N), its changes and
  * the holder lease.  Accessors for algorithms, startup effects.
- * Membership protocols (join, leave, failure) are in dm_membership.c.
+ * Membership protocols (join, leave, failure) are in dm_membership*.c.
  */
 #include <errno.h>
 #include <string.h>

@@ -13,7 +13,10 @@ libdmengine_la_SOURCES = \
 	dmlockd/engine/dm_table.c \
 	dmlockd/engine/dm_timer.c \
 	dmlockd/engine/dm_roster.c \
-	dmlockd/engine/dm_membership.c \
+	dmlockd/engine/dm_membership_private.h dmlockd/engine/dm_membership.c \
+	dmlockd/engine/dm_membership_join.c dmlockd/engine/dm_membership_sponsor.c \
+	dmlockd/engine/dm_membership_leave.c dmlockd/engine/dm_membership_failure.c \
+	dmlockd/engine/dm_membership_vote.c \
 	dmlockd/engine/dm_lease.c \
 	dmlockd/engine/dm_describe.c \
 	dmlockd/engine/algo_ricart.c
