@@ -53,246 +53,21 @@
  *    acknowledge it in LOCKED/FAILED/BUSY, members outside S_i get the
  *    engine's HEARTBEAT of the same round: no extra round trip at grant.
  *  - Exclusive mode only.
+ *
+ * This file: messages (the queue of messages to self), dispatch and the
+ * algorithm entry points.  Views and sets: algo_maekawa_view.c; the
+ * arbiter: algo_maekawa_arbiter.c; the requester: algo_maekawa_requester.c.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "dm_algorithm.h"
-#include "dm_quorum.h"
+#include "algo_maekawa.h"
 
-#define MK_CLEAN	0x1u	/* serial bit: the sender has no older-view state */
-#define MK_RESERVED	".dmlock/"	/* the engine's own locks (the roster lock) */
-#define MK_SELFQ_MAX	64
-
-/* ARE_YOU_THERE: who probes whom, in serial bits 1-2 (shifted by MK_SUB_SHIFT). */
-#define MK_SUB_SHIFT		1
-/* Serial bits 3..: the lease round a REQUEST opens (dm_lease_round), echoed
- * by LOCKED/FAILED/BUSY as the arbiter's lease acknowledgement. */
-#define MK_LEASE_SHIFT		3
-#define MK_PROBE_REQUESTER	1	/* a requester probes an arbiter: seq = its request */
-#define MK_PROBE_ARBITER	2	/* an arbiter probes its vote holder: seq = the vote */
-
-struct mk_self_msg {
-	struct dm_lock	*l;
-	uint8_t		 kind;
-	bool		 try_once;
-	uint64_t	 seq;
-	uint64_t	 view;
-};
-
-struct mk_node {
-	uint64_t	highest_seq;
-	uint64_t	in_lease;		/* lease round of the message being handled */
-	uint64_t	view;			/* fingerprint of the member names */
-	uint32_t	gen;			/* local count of view changes */
-	uint32_t	act_total, act_old;	/* requests and votes; those of older views */
-	uint16_t	n_clean;
-	uint8_t		clean[DM_NODES_MAX / 8];	/* reported clean in this view */
-	/* My request set for this view (slots). */
-	uint64_t	set_view;
-	uint16_t	set_n;
-	dm_slot_t	set[DM_NODES_MAX];
-	/* Messages to self, delivered after the current handler. */
-	unsigned	selfq_n;
-	bool		draining;
-	struct mk_self_msg selfq[MK_SELFQ_MAX];
-};
-
-struct mk_wait {
-	uint64_t	seq;
-	uint64_t	view;
-	dm_slot_t	slot;
-	bool		failed_sent;
-	bool		stale_sent;
-	uint64_t	lease;		/* the request's lease round, echoed */
-};
-
-struct mk_lock {
-	/* Requester. */
-	bool		requesting, in_cs, try_once, all_mode, timer_on;
-	bool		probing;	/* timer phase: probes out (else: waiting) */
-	uint32_t	req_gen;
-	uint64_t	lease_serial;			/* our request doubles as a lease round */
-	uint64_t	our_seq, req_view;
-	uint16_t	n_members, n_locked;
-	uint8_t		member[DM_NODES_MAX / 8];	/* sent our REQUEST */
-	uint8_t		locked[DM_NODES_MAX / 8];	/* LOCKED received */
-	uint8_t		failed[DM_NODES_MAX / 8];	/* FAILED received / relinquished */
-	uint8_t		inquired[DM_NODES_MAX / 8];	/* deferred INQUIREs */
-	uint8_t		probed[DM_NODES_MAX / 8];
-	uint8_t		answered[DM_NODES_MAX / 8];
-	/* Arbiter. */
-	bool		voted, inquire_sent;
-	uint32_t	vote_gen;
-	struct mk_wait	vote;				/* the locking REQUEST */
-	uint16_t	n_wait, cap_wait;
-	struct mk_wait	*wait;				/* WAITING QUEUE */
-};
-
-static struct mk_node *
-mk_node(struct dm_engine *e)
-{
-	return dm_algo_node_state(e);
-}
-
-/* The engine's locks (".dmlock/roster") always use the set of all members:
- * a node that is still joining answers them without being an arbiter (see
- * mk_receive), so their sets must not rely on any single node. */
-static bool
-name_reserved(const char *name, size_t len)
-{
-	return len >= strlen(MK_RESERVED) && memcmp(name, MK_RESERVED, strlen(MK_RESERVED)) == 0;
-}
-
-/* The view an arbiter grants in.  The roster lock's requests are granted
- * whatever view they were made in: it asks every member anyway, and it is
- * how views converge -- members that disagree about one node (its sponsor
- * crashed after some members took its NODE_ADD) answered each other STALE
- * for ever, so no sponsor could add or retry anyone (seed 101/6, crashes). */
-#define MK_ANY_VIEW	0
-
-static uint64_t
-arb_view(const struct dm_lock *l, uint64_t view)
-{
-	const char *name = dm_lock_name(l);
-
-	return name_reserved(name, strlen(name)) ? MK_ANY_VIEW : view;
-}
-
-/* --- Views and sets --- */
-
-static uint64_t
-name_hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-
-	for (; *s; s++)
-		h = (h ^ (uint8_t)*s) * 1099511628211ull;
-	h ^= h >> 29;
-	h *= 0xbf58476d1ce4e5b9ull;
-	return h ^ (h >> 32);
-}
-
-static bool
-mk_member(const struct dm_engine *e, dm_slot_t j)
-{
-	return !dm_roster_departing(e, j);
-}
-
-static uint64_t
-view_of_roster(const struct dm_engine *e)
-{
-	uint64_t sum = 0, n = 0;
-
-	for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
-	    j = dm_roster_next(e, j))
-		if (mk_member(e, j)) {
-			sum += name_hash(dm_roster_name(e, j));
-			n++;
-		}
-	return (sum ^ (n * 0x9e3779b97f4a7c15ull)) | 1u;	/* never 0 */
-}
-
-static bool
-node_clean(const struct mk_node *n)
-{
-	return n->act_old == 0;
-}
-
-/* Note a roster change: every request and vote so far is now "old". */
-static void
-mk_sync_view(struct dm_engine *e)
-{
-	struct mk_node *n = mk_node(e);
-	uint64_t v = view_of_roster(e);
-
-	if (v == n->view)
-		return;
-	n->view = v;
-	n->gen++;
-	n->set_n = 0;	/* slots may have moved even if the names come back */
-	n->act_old = n->act_total;
-	memset(n->clean, 0, sizeof(n->clean));
-	n->n_clean = 0;
-}
-
-static void
-mk_note_clean(struct dm_engine *e, dm_slot_t j, uint64_t view, bool clean)
-{
-	struct mk_node *n = mk_node(e);
-
-	if (!clean || view != n->view || j >= DM_NODES_MAX || dm_bit_get(n->clean, j))
-		return;
-	dm_bit_set(n->clean, j, true);
-	n->n_clean++;
-}
-
-static bool
-all_clean(struct dm_engine *e)
-{
-	struct mk_node *n = mk_node(e);
-
-	mk_note_clean(e, dm_roster_self(e), n->view, node_clean(n));
-	for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
-	    j = dm_roster_next(e, j))
-		if (mk_member(e, j) && !dm_bit_get(n->clean, j))
-			return false;
-	return true;
-}
-
-static int
-cmp_slot_names(const struct dm_engine *e, dm_slot_t a, dm_slot_t b)
-{
-	return dm_roster_compare(e, a, b);
-}
-
-/* S_self for the current view (members sorted by name, dm_quorum.c). */
-static int
-mk_compute_set(struct dm_engine *e)
-{
-	struct mk_node *n = mk_node(e);
-	dm_slot_t sorted[DM_NODES_MAX];
-	unsigned count = 0, me = 0;
-	struct dm_quorum *q = NULL;
-	const uint16_t *s;
-	size_t k;
-	int r;
-
-	if (n->set_view == n->view && n->set_n > 0)
-		return 0;	/* computed in this very view (reset by mk_sync_view) */
-	for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
-	    j = dm_roster_next(e, j))
-		if (mk_member(e, j)) {
-			/* insertion sort by name: small n, deterministic */
-			unsigned at = count++;
-			while (at > 0 && cmp_slot_names(e, sorted[at - 1], j) > 0) {
-				sorted[at] = sorted[at - 1];
-				at--;
-			}
-			sorted[at] = j;
-		}
-	for (unsigned i = 0; i < count; i++)
-		if (sorted[i] == dm_roster_self(e))
-			me = i;
-	if ((r = dm_quorum_build(count, &q)) < 0)
-		return r;
-	s = dm_quorum_set(q, me, &k);
-	for (size_t i = 0; i < k; i++)
-		n->set[i] = sorted[s[i]];
-	n->set_n = (uint16_t)k;
-	n->set_view = n->view;
-	dm_quorum_free(q);
-	return 0;
-}
-
-/* --- Messages (to self through a queue drained after each handler) --- */
-
-static void mk_ensure_timer(struct dm_engine *e, struct dm_lock *l);
 static void mk_dispatch(struct dm_engine *e, struct dm_lock *l, dm_slot_t from,
     uint8_t kind, uint64_t seq, uint64_t view, bool try_once, bool clean, uint8_t sub);
 
-static void
+void
 mk_send_full(struct dm_engine *e, struct dm_lock *l, dm_slot_t to, uint8_t kind, uint64_t seq,
     bool try_once, uint8_t sub, uint64_t lease)
 {
@@ -331,7 +106,7 @@ mk_send_sub(struct dm_engine *e, struct dm_lock *l, dm_slot_t to, uint8_t kind, 
 }
 
 /* An arbiter's answer to w, acknowledging its lease round if we may. */
-static void
+void
 mk_answer(struct dm_engine *e, struct dm_lock *l, const struct mk_wait *w, uint8_t kind)
 {
 	uint64_t lease = w->lease != 0 && dm_lease_may_ack(e, w->slot) ? w->lease : 0;
@@ -339,7 +114,7 @@ mk_answer(struct dm_engine *e, struct dm_lock *l, const struct mk_wait *w, uint8
 	mk_send_full(e, l, w->slot, kind, w->seq, false, 0, lease);
 }
 
-static void
+void
 mk_send(struct dm_engine *e, struct dm_lock *l, dm_slot_t to, uint8_t kind, uint64_t seq,
     bool try_once)
 {
@@ -364,384 +139,6 @@ mk_drain(struct dm_engine *e)
 	n->draining = false;
 }
 
-/* --- Activity accounting (what makes a node "unclean") --- */
-
-static void
-act_begin(struct mk_node *n, uint32_t *gen)
-{
-	*gen = n->gen;
-	n->act_total++;
-}
-
-static void
-act_end(struct mk_node *n, uint32_t gen)
-{
-	n->act_total--;
-	if (gen != n->gen)
-		n->act_old--;
-}
-
-/* --- Arbiter --- */
-
-/* Does (seq a, slot ja) precede (seq b, slot jb)? */
-static bool
-precedes(struct dm_engine *e, uint64_t a, dm_slot_t ja, uint64_t b, dm_slot_t jb)
-{
-	return a < b || (a == b && dm_roster_compare(e, ja, jb) < 0);
-}
-
-static int
-wait_most_preceding(struct dm_engine *e, const struct mk_lock *s, uint64_t view)
-{
-	int best = -1;
-
-	for (int i = 0; i < s->n_wait; i++) {
-		if (s->wait[i].view != view)
-			continue;	/* another view: not grantable here */
-		if (best < 0 || precedes(e, s->wait[i].seq, s->wait[i].slot,
-		    s->wait[best].seq, s->wait[best].slot))
-			best = i;
-	}
-	return best;
-}
-
-static void
-wait_drop(struct mk_lock *s, int i)
-{
-	memmove(&s->wait[i], &s->wait[i + 1], (size_t)(s->n_wait - i - 1) * sizeof(s->wait[0]));
-	if (--s->n_wait == 0) {
-		free(s->wait);
-		s->wait = NULL;
-		s->cap_wait = 0;
-	}
-}
-
-static int
-wait_find(const struct mk_lock *s, dm_slot_t j)
-{
-	for (int i = 0; i < s->n_wait; i++)
-		if (s->wait[i].slot == j)
-			return i;
-	return -1;
-}
-
-static int
-wait_add(struct mk_lock *s, const struct mk_wait *w)
-{
-	if (s->n_wait == s->cap_wait) {
-		size_t cap = s->cap_wait ? s->cap_wait * 2u : 4u;
-		struct mk_wait *p;
-		if (cap > DM_NODES_MAX)
-			cap = DM_NODES_MAX;
-		if (s->n_wait >= cap)
-			return -ENOSPC;
-		p = realloc(s->wait, cap * sizeof(*p));
-		if (p == NULL)
-			return -ENOMEM;
-		s->wait = p;
-		s->cap_wait = (uint16_t)cap;
-	}
-	s->wait[s->n_wait++] = *w;
-	return 0;
-}
-
-static void
-arb_lock(struct dm_engine *e, struct dm_lock *l, struct mk_lock *s, const struct mk_wait *w)
-{
-	s->voted = true;
-	s->inquire_sent = false;
-	s->vote = *w;
-	act_begin(mk_node(e), &s->vote_gen);
-	mk_answer(e, l, w, DM_MK_LOCKED);
-}
-
-static void
-arb_unlock(struct dm_engine *e, struct mk_lock *s)
-{
-	s->voted = false;
-	s->inquire_sent = false;
-	act_end(mk_node(e), s->vote_gen);
-}
-
-/* Restore the arbiter's invariants after any change:
- *  - unlocked and a grantable request waits: lock for the most preceding;
- *  - every queued request that another precedes has been sent FAILED;
- *  - a queued request precedes the locking one: one INQUIRE is out. */
-static void
-arb_settle(struct dm_engine *e, struct dm_lock *l, struct mk_lock *s)
-{
-	uint64_t view = arb_view(l, mk_node(e)->view);
-	int best = wait_most_preceding(e, s, view);
-
-	if (!s->voted && best >= 0) {
-		struct mk_wait w = s->wait[best];
-		wait_drop(s, best);
-		arb_lock(e, l, s, &w);
-		best = wait_most_preceding(e, s, view);
-	}
-	for (int i = 0; i < s->n_wait; i++) {
-		struct mk_wait *w = &s->wait[i];
-		bool preceded = (s->voted && precedes(e, s->vote.seq, s->vote.slot, w->seq, w->slot)) ||
-		    (best >= 0 && best != i);
-		if (w->view != view) {
-			if (!w->stale_sent) {
-				w->stale_sent = true;
-				mk_send(e, l, w->slot, DM_MK_STALE, w->seq, false);
-			}
-			continue;
-		}
-		if (preceded && !w->failed_sent) {
-			w->failed_sent = true;
-			mk_answer(e, l, w, DM_MK_FAILED);
-		}
-	}
-	if (s->voted && !s->inquire_sent &&
-	    ((best >= 0 && precedes(e, s->wait[best].seq, s->wait[best].slot, s->vote.seq,
-	    s->vote.slot)) || (s->vote.view != view && s->n_wait > 0))) {
-		s->inquire_sent = true;
-		mk_send(e, l, s->vote.slot, DM_MK_INQUIRE, s->vote.seq, false);
-	}
-}
-
-static void
-arb_on_request(struct dm_engine *e, struct dm_lock *l, struct mk_lock *s, dm_slot_t j,
-    uint64_t seq, uint64_t view, bool try_once)
-{
-	/* "(2) Upon receiving a REQUEST, a member node of S_i marks itself locked
-	 *  for the REQUEST if it is not currently locked for another REQUEST ...
-	 *  Otherwise the REQUEST is placed in the WAITING QUEUE." */
-	struct mk_node *n = mk_node(e);
-	struct mk_wait w = { .seq = seq, .view = arb_view(l, view), .slot = j, .lease = n->in_lease };
-	int i;
-
-	if ((i = wait_find(s, j)) >= 0) {
-		if (s->wait[i].seq >= seq)
-			return;			/* duplicate */
-		wait_drop(s, i);		/* an older, withdrawn request */
-	}
-	if (s->voted && s->vote.slot == j) {
-		if (s->vote.seq >= seq) {
-			mk_send(e, l, j, DM_MK_LOCKED, s->vote.seq, false);	/* duplicate */
-			return;
-		}
-		arb_unlock(e, s);		/* FIFO: the old one was given up */
-	}
-	if (try_once) {
-		if (!s->voted && w.view == arb_view(l, n->view) &&
-		    wait_most_preceding(e, s, w.view) < 0)
-			arb_lock(e, l, s, &w);
-		else
-			mk_answer(e, l, &w, DM_MK_BUSY);
-		arb_settle(e, l, s);
-		return;
-	}
-	if (wait_add(s, &w) < 0) {
-		dm_log(e, DM_LOG_ERR, "maekawa: out of memory queueing a request", l, j);
-		return;
-	}
-	arb_settle(e, l, s);
-}
-
-/* RELEASE or RELINQUISH of (j, seq); relinquish puts it back in the queue. */
-static void
-arb_on_give_back(struct dm_engine *e, struct dm_lock *l, struct mk_lock *s, dm_slot_t j,
-    uint64_t seq, bool relinquish)
-{
-	/* "(4) ... relieves itself of the current locking REQUEST and then locks
-	 *  itself for the most preceding REQUEST in the WAITING QUEUE."
-	 * "(7) ... deletes this locking REQUEST and then relocks itself ..." */
-	int i;
-
-	if (s->voted && s->vote.slot == j && s->vote.seq == seq) {
-		struct mk_wait back = s->vote;
-		arb_unlock(e, s);
-		if (relinquish) {
-			back.failed_sent = true;	/* the requester knows */
-			if (wait_add(s, &back) < 0)
-				dm_log(e, DM_LOG_ERR, "maekawa: out of memory", l, j);
-		}
-	} else if (!relinquish && (i = wait_find(s, j)) >= 0 && s->wait[i].seq == seq) {
-		wait_drop(s, i);
-	}
-	arb_settle(e, l, s);
-}
-
-/* Has this arbiter no record of j's request seq nor of a newer one? */
-static bool
-arb_unknown(const struct mk_lock *s, dm_slot_t j, uint64_t seq)
-{
-	int i = wait_find(s, j);
-
-	if (s->voted && s->vote.slot == j && s->vote.seq >= seq)
-		return false;
-	return i < 0 || s->wait[i].seq < seq;
-}
-
-/* --- Requester --- */
-
-static void
-req_enter_if_done(struct dm_engine *e, struct dm_lock *l, struct mk_lock *s)
-{
-	/* "(5) If all members of S_i have returned a LOCKED message, node i
-	 *  enters its critical section." */
-	if (!s->requesting || s->in_cs || s->n_locked < s->n_members)
-		return;
-	s->in_cs = true;
-	memset(s->inquired, 0, sizeof(s->inquired));	/* answered by RELEASE */
-	mk_ensure_timer(e, l);
-	dm_lock_permitted(e, l);
-}
-
-static void
-req_arm(struct dm_engine *e, struct dm_lock *l)
-{
-	struct mk_lock *s = dm_lock_state(l);
-
-	s->timer_on = true;
-	s->probing = false;
-	dm_lock_timer_arm(e, l, dm_now(e) + dm_request_timeout(e));
-}
-
-/* The timer runs while we wait for votes, or hold a vote others wait for. */
-static void
-mk_ensure_timer(struct dm_engine *e, struct dm_lock *l)
-{
-	struct mk_lock *s = dm_lock_state(l);
-	bool need = (s->requesting && !s->in_cs) || (s->voted && s->n_wait > 0);
-
-	if (need && !s->timer_on)
-		req_arm(e, l);
-	else if (!need && s->timer_on) {
-		s->timer_on = false;
-		dm_lock_timer_stop(e, l);
-	}
-}
-
-/* Send REQUEST(seq) to S_i (or to every member while not all are clean). */
-static int
-req_issue(struct dm_engine *e, struct dm_lock *l, struct mk_lock *s)
-{
-	struct mk_node *n = mk_node(e);
-	int r;
-
-	s->all_mode = !all_clean(e) || name_reserved(dm_lock_name(l), strlen(dm_lock_name(l)));
-	if (!s->all_mode && (r = mk_compute_set(e)) < 0)
-		return r;
-	s->our_seq = ++n->highest_seq;
-	s->req_view = n->view;
-	act_begin(n, &s->req_gen);
-	s->n_members = s->n_locked = 0;
-	memset(s->member, 0, sizeof(s->member));
-	memset(s->locked, 0, sizeof(s->locked));
-	memset(s->failed, 0, sizeof(s->failed));
-	memset(s->inquired, 0, sizeof(s->inquired));
-	memset(s->probed, 0, sizeof(s->probed));
-	if (s->all_mode) {
-		for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
-		    j = dm_roster_next(e, j))
-			if (mk_member(e, j)) {
-				dm_bit_set(s->member, j, true);
-				s->n_members++;
-			}
-	} else {
-		for (unsigned i = 0; i < n->set_n; i++) {
-			dm_bit_set(s->member, n->set[i], true);
-			s->n_members++;
-		}
-	}
-	/* The REQUEST doubles as a lease round (majority policy); members
-	 * outside S_i get the engine's own HEARTBEAT of the same round, so the
-	 * lease needs no extra round trip after the last LOCKED. */
-	s->lease_serial = dm_lease_round(e);
-	for (size_t j = 0; j < DM_NODES_MAX; j++)
-		if (dm_bit_get(s->member, j))
-			mk_send_full(e, l, (dm_slot_t)j, DM_MK_REQUEST, s->our_seq, s->try_once, 0,
-			    s->lease_serial);
-	if (s->lease_serial != 0 && !s->all_mode) {
-		struct dm_msg *m = dm_msg_begin(e, DM_MSG_HEARTBEAT, NULL);
-		m->token = 0;
-		m->serial = s->lease_serial;
-		for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
-		    j = dm_roster_next(e, j))
-			if (!dm_bit_get(s->member, j) && j != dm_roster_self(e))
-				dm_send(e, j, m);
-	}
-	return 0;
-}
-
-/* "(6) Upon completing the critical section, node i sends a RELEASE message
- * to each member of S_i" - also to withdraw a request. */
-static void
-req_give_up(struct dm_engine *e, struct dm_lock *l, struct mk_lock *s)
-{
-	if (!s->requesting)
-		return;
-	for (size_t j = 0; j < DM_NODES_MAX; j++)
-		if (dm_bit_get(s->member, j))
-			mk_send(e, l, (dm_slot_t)j, DM_MK_RELEASE, s->our_seq, false);
-	act_end(mk_node(e), s->req_gen);
-	s->requesting = false;
-	s->in_cs = false;
-	memset(s->member, 0, sizeof(s->member));
-	s->n_members = s->n_locked = 0;
-}
-
-/* The view changed under a request not yet in its critical section. */
-static void
-req_reissue_if_stale(struct dm_engine *e, struct dm_lock *l, struct mk_lock *s)
-{
-	struct mk_node *n = mk_node(e);
-
-	if (!s->requesting || s->in_cs || s->req_view == n->view)
-		return;
-	req_give_up(e, l, s);
-	s->requesting = true;
-	if (req_issue(e, l, s) < 0) {
-		s->requesting = false;
-		dm_lock_refused(e, l, -ENOMEM);
-	}
-}
-
-static void
-req_relinquish(struct dm_engine *e, struct dm_lock *l, struct mk_lock *s, dm_slot_t x)
-{
-	/* "(3) ... returns a RELINQUISH message ... The node cancels the LOCKED
-	 *  message previously received from the member node." */
-	dm_bit_set(s->inquired, x, false);
-	if (!dm_bit_get(s->locked, x))
-		return;
-	dm_bit_set(s->locked, x, false);
-	dm_bit_set(s->failed, x, true);
-	s->n_locked--;
-	mk_send(e, l, x, DM_MK_RELINQUISH, s->our_seq, false);
-}
-
-static bool
-req_knows_it_fails(const struct mk_lock *s)
-{
-	for (size_t i = 0; i < sizeof(s->failed); i++)
-		if (s->failed[i])
-			return true;
-	return false;
-}
-
-static void
-req_answer_inquiries(struct dm_engine *e, struct dm_lock *l, struct mk_lock *s)
-{
-	for (size_t j = 0; j < DM_NODES_MAX; j++)
-		if (dm_bit_get(s->inquired, j))
-			req_relinquish(e, l, s, (dm_slot_t)j);
-}
-
-static bool
-req_current(const struct mk_lock *s, dm_slot_t x, uint64_t seq)
-{
-	return s != NULL && s->requesting && !s->in_cs && seq == s->our_seq &&
-	    dm_bit_get(s->member, x);
-}
-
-/* --- Dispatch --- */
-
 static void
 mk_dispatch(struct dm_engine *e, struct dm_lock *l, dm_slot_t from, uint8_t kind, uint64_t seq,
     uint64_t view, bool try_once, bool clean, uint8_t sub)
@@ -757,21 +154,21 @@ mk_dispatch(struct dm_engine *e, struct dm_lock *l, dm_slot_t from, uint8_t kind
 	if ((kind == DM_MK_LOCKED || kind == DM_MK_FAILED || kind == DM_MK_BUSY ||
 	    kind == DM_MK_STALE) && s->requesting && seq == s->our_seq && s->req_gen == n->gen)
 		mk_note_clean(e, from, view, clean);
-	req_reissue_if_stale(e, l, s);
+	mk_req_reissue_if_stale(e, l, s);
 	switch (kind) {
 	case DM_MK_REQUEST:
 		if (seq > n->highest_seq)
 			n->highest_seq = seq;
-		arb_on_request(e, l, s, from, seq, view, try_once);
+		mk_arb_on_request(e, l, s, from, seq, view, try_once);
 		break;
 	case DM_MK_RELEASE:
-		arb_on_give_back(e, l, s, from, seq, false);
+		mk_arb_on_give_back(e, l, s, from, seq, false);
 		break;
 	case DM_MK_RELINQUISH:
-		arb_on_give_back(e, l, s, from, seq, true);
+		mk_arb_on_give_back(e, l, s, from, seq, true);
 		break;
 	case DM_MK_LOCKED:
-		if (!req_current(s, from, seq)) {
+		if (!mk_req_current(s, from, seq)) {
 			/* A vote we no longer want (withdrawn, re-issued, or we
 			 * are in the CS and this is a duplicate): give it back. */
 			if (!(s->requesting && seq == s->our_seq && dm_bit_get(s->locked, from)))
@@ -783,13 +180,13 @@ mk_dispatch(struct dm_engine *e, struct dm_lock *l, dm_slot_t from, uint8_t kind
 			dm_bit_set(s->locked, from, true);
 			s->n_locked++;
 		}
-		req_enter_if_done(e, l, s);
+		mk_req_enter_if_done(e, l, s);
 		break;
 	case DM_MK_FAILED:
-		if (!req_current(s, from, seq))
+		if (!mk_req_current(s, from, seq))
 			break;
 		dm_bit_set(s->failed, from, true);
-		req_answer_inquiries(e, l, s);
+		mk_req_answer_inquiries(e, l, s);
 		break;
 	case DM_MK_INQUIRE:
 		/* "(3) ... returns a RELINQUISH message if it knows that it will
@@ -798,32 +195,32 @@ mk_dispatch(struct dm_engine *e, struct dm_lock *l, dm_slot_t from, uint8_t kind
 		 *  deferred until this becomes known.  If an INQUIRE message has
 		 *  arrived after the node has sent a RELEASE message, it is
 		 *  simply ignored." */
-		if (!req_current(s, from, seq) || !dm_bit_get(s->locked, from))
+		if (!mk_req_current(s, from, seq) || !dm_bit_get(s->locked, from))
 			break;
-		if (req_knows_it_fails(s))
-			req_relinquish(e, l, s, from);
+		if (mk_req_knows_it_fails(s))
+			mk_req_relinquish(e, l, s, from);
 		else
 			dm_bit_set(s->inquired, from, true);
 		break;
 	case DM_MK_BUSY:
-		if (!req_current(s, from, seq) || !s->try_once)
+		if (!mk_req_current(s, from, seq) || !s->try_once)
 			break;
-		req_give_up(e, l, s);
+		mk_req_give_up(e, l, s);
 		dm_lock_refused(e, l, -EBUSY);
 		break;
 	case DM_MK_STALE:
 		/* The arbiter sees another view: if ours is the old one,
-		 * req_reissue_if_stale() above has re-issued; else wait for it. */
+		 * mk_req_reissue_if_stale() above has re-issued; else wait for it. */
 		break;
 	case DM_MK_ARE_YOU_THERE:
 		mk_send(e, l, from, DM_MK_YES_I_AM_HERE, seq, false);
-		if (sub == MK_PROBE_REQUESTER && arb_unknown(s, from, seq)) {
+		if (sub == MK_PROBE_REQUESTER && mk_arb_unknown(s, from, seq)) {
 			/* Its REQUEST never reached us (the engine drops what
 			 * arrives while we are still joining): the probe
 			 * carries it. */
 			if (seq > n->highest_seq)
 				n->highest_seq = seq;
-			arb_on_request(e, l, s, from, seq, view, try_once);
+			mk_arb_on_request(e, l, s, from, seq, view, try_once);
 		} else if (sub == MK_PROBE_ARBITER &&
 		    !(s->requesting && seq == s->our_seq && dm_bit_get(s->member, from))) {
 			/* It counts us as holding its vote for a request we no
@@ -831,14 +228,12 @@ mk_dispatch(struct dm_engine *e, struct dm_lock *l, dm_slot_t from, uint8_t kind
 			mk_send(e, l, from, DM_MK_RELEASE, seq, false);
 		}
 		if (s->voted || s->n_wait > 0)
-			arb_settle(e, l, s);	/* view may have changed: re-evaluate */
+			mk_arb_settle(e, l, s);	/* view may have changed: re-evaluate */
 		break;
 	default:
 		break;
 	}
 }
-
-/* --- Algorithm entry points --- */
 
 static int
 mk_request(struct dm_engine *e, struct dm_lock *l, enum dm_mode mode, bool try_once)
@@ -852,7 +247,7 @@ mk_request(struct dm_engine *e, struct dm_lock *l, enum dm_mode mode, bool try_o
 	s->requesting = true;
 	s->in_cs = false;
 	s->try_once = try_once;
-	r = req_issue(e, l, s);
+	r = mk_req_issue(e, l, s);
 	if (r < 0) {
 		s->requesting = false;
 		return r;
@@ -866,7 +261,7 @@ static void
 mk_withdraw(struct dm_engine *e, struct dm_lock *l)
 {
 	mk_sync_view(e);
-	req_give_up(e, l, dm_lock_state(l));
+	mk_req_give_up(e, l, dm_lock_state(l));
 	mk_drain(e);
 	mk_ensure_timer(e, l);
 }
@@ -875,7 +270,7 @@ static void
 mk_release(struct dm_engine *e, struct dm_lock *l)
 {
 	mk_sync_view(e);
-	req_give_up(e, l, dm_lock_state(l));
+	mk_req_give_up(e, l, dm_lock_state(l));
 	mk_drain(e);
 	mk_ensure_timer(e, l);
 }
@@ -936,7 +331,7 @@ mk_receive(struct dm_engine *e, struct dm_lock *l, dm_slot_t from, const struct 
 
 	if (m->kind < DM_MK_REQUEST || m->kind > DM_MK_YES_I_AM_HERE)
 		return -EPROTO;
-	if (name_reserved(m->lock, m->lock_len) && !mk_ready(e))
+	if (mk_name_reserved(m->lock, m->lock_len) && !mk_ready(e))
 		return mk_receive_not_member(e, from, m);
 	mk_sync_view(e);
 	if (l == NULL) {
@@ -976,9 +371,9 @@ mk_timer(struct dm_engine *e, struct dm_lock *l)
 	s->timer_on = false;
 	s->probing = false;
 	mk_sync_view(e);
-	req_reissue_if_stale(e, l, s);
+	mk_req_reissue_if_stale(e, l, s);
 	if (s->voted || s->n_wait > 0)
-		arb_settle(e, l, s);
+		mk_arb_settle(e, l, s);
 	memset(suspects, 0, sizeof(suspects));
 	if (was_probing) {
 		for (size_t i = 0; i < sizeof(suspects); i++)
@@ -1030,10 +425,10 @@ mk_peer_gone(struct dm_engine *e, struct dm_lock *l, dm_slot_t slot)
 	dm_bit_set(s->answered, slot, false);
 	dm_bit_set(s->probed, slot, false);
 	dm_bit_set(s->inquired, slot, false);
-	if ((i = wait_find(s, slot)) >= 0)
-		wait_drop(s, i);
+	if ((i = mk_wait_find(s, slot)) >= 0)
+		mk_wait_drop(s, i);
 	if (s->voted && s->vote.slot == slot)
-		arb_unlock(e, s);
+		mk_arb_unlock(e, s);
 	if (dm_bit_get(s->member, slot)) {
 		dm_bit_set(s->member, slot, false);
 		if (dm_bit_get(s->locked, slot)) {
@@ -1042,8 +437,8 @@ mk_peer_gone(struct dm_engine *e, struct dm_lock *l, dm_slot_t slot)
 		}
 		s->n_members--;
 	}
-	req_reissue_if_stale(e, l, s);
-	arb_settle(e, l, s);
+	mk_req_reissue_if_stale(e, l, s);
+	mk_arb_settle(e, l, s);
 	mk_drain(e);
 	mk_ensure_timer(e, l);
 }

@@ -11,7 +11,9 @@ tests_unit_check_quorum_SOURCES = tests/unit/check_quorum.c
 tests_unit_check_quorum_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_unit_check_quorum_LDADD = libdmengine.la $(CHECK_LIBS) -lm
 libdmengine_la_SOURCES += dmlockd/engine/algo_lamport.c
-libdmengine_la_SOURCES += dmlockd/engine/algo_maekawa.c
+libdmengine_la_SOURCES += dmlockd/engine/algo_maekawa.h dmlockd/engine/algo_maekawa.c \
+	dmlockd/engine/algo_maekawa_view.c dmlockd/engine/algo_maekawa_arbiter.c \
+	dmlockd/engine/algo_maekawa_requester.c
 
 PERM_CHECK_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 PERM_CHECK_LDADD = libdmengine.la $(CHECK_LIBS)
