@@ -2,12 +2,13 @@
  * config_file.c: loading dmlockd.conf.  Owns the settings table (one row
  * per key: section, key, parser, default, doc), the inih-driven parse with
  * line tracking, and the cross-checks run after the whole file is read.
- * Never logs: the first error is returned as "FILE:LINE: message".
+ * Never logs: the first error is returned as "FILE:LINE: message".  The
+ * per-setting parsers are in config_fields.c, the reload comparison in
+ * config_reload.c.
  */
 #include "config.h"
 
 #include <errno.h>
-#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,8 +18,7 @@
 
 #include <ini.h>
 
-#include "dmlockd/config_file.h"
-#include "dmlockd/frame.h"
+#include "dmlockd/config_private.h"
 #include "dmlockd/local_server.h"
 
 #ifndef SYSCONFDIR
@@ -29,7 +29,6 @@
 #endif
 
 #define CONFIG_LINE_MAX 4096
-#define CONFIG_LIST_SEPARATORS ", \t"
 
 /* [local] clients_per_user: the default as text for the table, and the
  * numbers its doc line states, kept equal to local_server.h's. */
@@ -40,120 +39,88 @@ _Static_assert(LOCAL_CLIENTS_PER_UID_MAX == 1008 && LP_CLIENTS_MAX == 1024 &&
 
 const char *const config_default_algorithms[] = { "ricart-agrawala", NULL };
 
-struct config_state;
-typedef int config_parse_fn(struct config_state *st, void *field, const char *value,
-    char *msg, size_t msglen);
-
-struct config_setting {
-	const char	*section;
-	const char	*key;
-	const char	*full_name;	/* "section.key" */
-	config_parse_fn	*parse;
-	size_t		 offset;
-	const char	*def;		/* parsed like a value from the file; NULL: computed */
-	bool		 list;		/* repeated keys and continuation lines append */
-	const char	*doc;
-};
-
-static config_parse_fn parse_node_name, parse_listen, parse_cluster, parse_peers, parse_sponsor,
-    parse_algorithm, parse_policy, parse_duration, parse_count, parse_bytes, parse_path,
-    parse_optional_string, parse_mode, parse_log_level, parse_access_lock, parse_access_roster,
-    parse_election, parse_group_size, parse_clients_per_user;
-
-static int parse_unsigned(const char *value, uint64_t max, uint64_t *ret);
-
 #define SETTING(sec, k, fn, field, d, l, text) \
 	{ sec, k, sec "." k, fn, offsetof(struct dmd_config, field), d, l, text }
 
-static const struct config_setting settings[] = {
-	SETTING("node", "name", parse_node_name, node_name, NULL, false,
+const struct config_setting config_settings[] = {
+	SETTING("node", "name", config_field_node_name, node_name, NULL, false,
 	    "this node's roster name, also the DNS name in its certificate (default: the hostname)"),
-	SETTING("node", "listen", parse_listen, listen, "", true,
+	SETTING("node", "listen", config_field_listen, listen, "", true,
 	    "addresses to accept peer links on, host:port or [v6]:port, comma separated (default: none, standalone)"),
-	SETTING("node", "cluster", parse_cluster, cluster, "dmlock",
+	SETTING("node", "cluster", config_field_cluster, cluster, "dmlock",
 	    false, "cluster name; peers with another cluster name are refused"),
-	SETTING("node", "state_directory", parse_path, state_dir, NULL, false,
+	SETTING("node", "state_directory", config_field_path, state_dir, NULL, false,
 	    "durable state (the epoch floor that keeps fencing tokens increasing across restarts), one directory per daemon (default: $STATE_DIRECTORY, else /var/lib/dmlock as root, else $XDG_STATE_HOME/dmlock)"),
-	SETTING("cluster", "peers", parse_peers, peers, "", true,
+	SETTING("cluster", "peers", config_field_peers, peers, "", true,
 	    "initial roster, name@host:port, comma separated, this node included or not"),
-	SETTING("cluster", "sponsor", parse_sponsor, sponsor, "", false,
+	SETTING("cluster", "sponsor", config_field_sponsor, sponsor, "", false,
 	    "join an existing cluster through this member, name@host:port (instead of peers)"),
-	SETTING("cluster", "algorithm", parse_algorithm, algorithm, "ricart-agrawala", false,
+	SETTING("cluster", "algorithm", config_field_algorithm, algorithm, "ricart-agrawala", false,
 	    "mutual-exclusion algorithm; every node of a cluster must use the same"),
-	SETTING("cluster", "election", parse_election, election, "bully", false,
+	SETTING("cluster", "election", config_field_election, election, "bully", false,
 	    "leader election for the coordinator and token algorithms: bully or invitation"),
-	SETTING("cluster", "group_size", parse_group_size, group_size, "4", false,
+	SETTING("cluster", "group_size", config_field_group_size, group_size, "4", false,
 	    "nodes per group of the hierarchical algorithm (1 to 64)"),
-	SETTING("cluster", "failure_policy", parse_policy, failure_policy, "majority", false,
+	SETTING("cluster", "failure_policy", config_field_policy, failure_policy, "majority", false,
 	    "majority (removal needs a strict majority, leases) or paper (RA section 7.4 as written)"),
-	SETTING("cluster", "request_timeout", parse_duration, request_timeout_ms, "5s", false,
+	SETTING("cluster", "request_timeout", config_field_duration, request_timeout_ms, "5s", false,
 	    "wait this long for a REPLY before probing the silent peer"),
-	SETTING("cluster", "probe_timeout", parse_duration, probe_timeout_ms, "2s", false,
+	SETTING("cluster", "probe_timeout", config_field_duration, probe_timeout_ms, "2s", false,
 	    "wait this long for a probe answer before declaring the peer failed"),
-	SETTING("cluster", "lease", parse_duration, lease_ms, "3s", false,
+	SETTING("cluster", "lease", config_field_duration, lease_ms, "3s", false,
 	    "a holder that cannot renew within this long loses its locks"),
-	SETTING("cluster", "heartbeat", parse_duration, heartbeat_ms, "500ms", false,
+	SETTING("cluster", "heartbeat", config_field_duration, heartbeat_ms, "500ms", false,
 	    "lease renewal period; must be shorter than lease"),
-	SETTING("cluster", "restart_interval", parse_duration, restart_interval_ms, "10s", false,
+	SETTING("cluster", "restart_interval", config_field_duration, restart_interval_ms, "10s", false,
 	    "a restarted node waits this long before taking part (RA section 7.2.1)"),
-	SETTING("tls", "ca", parse_path, tls_ca, SYSCONFDIR "/dmlock/ca.crt", false,
+	SETTING("tls", "ca", config_field_path, tls_ca, SYSCONFDIR "/dmlock/ca.crt", false,
 	    "cluster CA certificate (PEM); peers must present a certificate it signed"),
-	SETTING("tls", "cert", parse_path, tls_cert, SYSCONFDIR "/dmlock/node.crt", false,
+	SETTING("tls", "cert", config_field_path, tls_cert, SYSCONFDIR "/dmlock/node.crt", false,
 	    "this node's certificate (PEM), SAN DNS = node name"),
-	SETTING("tls", "key", parse_path, tls_key, SYSCONFDIR "/dmlock/node.key", false,
+	SETTING("tls", "key", config_field_path, tls_key, SYSCONFDIR "/dmlock/node.key", false,
 	    "this node's private key (PEM)"),
-	SETTING("tls", "crl", parse_optional_string, tls_crl, "", false,
+	SETTING("tls", "crl", config_field_optional_string, tls_crl, "", false,
 	    "certificate revocation list (PEM), optional"),
-	SETTING("transport", "keepalive", parse_duration, keepalive_ms, "1s", false,
+	SETTING("transport", "keepalive", config_field_duration, keepalive_ms, "1s", false,
 	    "send a KEEPALIVE frame on a link idle this long"),
-	SETTING("transport", "keepalive_misses", parse_count, keepalive_misses, "5", false,
+	SETTING("transport", "keepalive_misses", config_field_count, keepalive_misses, "5", false,
 	    "cut a link after this many keepalive periods without a frame from the peer"),
-	SETTING("transport", "reconnect_min", parse_duration, reconnect_min_ms, "100ms", false,
+	SETTING("transport", "reconnect_min", config_field_duration, reconnect_min_ms, "100ms", false,
 	    "first reconnect delay; doubles per failure (with jitter)"),
-	SETTING("transport", "reconnect_max", parse_duration, reconnect_max_ms, "5s", false,
+	SETTING("transport", "reconnect_max", config_field_duration, reconnect_max_ms, "5s", false,
 	    "largest reconnect delay"),
-	SETTING("transport", "handshake_timeout", parse_duration, handshake_timeout_ms, "10s", false,
+	SETTING("transport", "handshake_timeout", config_field_duration, handshake_timeout_ms, "10s",
+	    false,
 	    "a connection must finish TLS and HELLO within this long"),
-	SETTING("transport", "max_handshakes", parse_count, max_handshakes, "64", false,
+	SETTING("transport", "max_handshakes", config_field_count, max_handshakes, "64", false,
 	    "connections in TLS/HELLO handshake at once; more are closed at accept"),
-	SETTING("transport", "send_queue_limit", parse_count, send_queue_limit, "65536", false,
+	SETTING("transport", "send_queue_limit", config_field_count, send_queue_limit, "65536", false,
 	    "messages queued (unacknowledged) per peer; past it a message is lost and dmlockd exits 75 to restart as a new incarnation"),
-	SETTING("transport", "write_buffer_limit", parse_bytes, write_buffer_limit, "16M", false,
+	SETTING("transport", "write_buffer_limit", config_field_bytes, write_buffer_limit, "16M", false,
 	    "bytes a link may hold in its write buffer before it is cut as too slow"),
-	SETTING("local", "socket", parse_path, local_socket, RUNSTATEDIR "/dmlock/dmlockd.sock", false,
+	SETTING("local", "socket", config_field_path, local_socket, RUNSTATEDIR "/dmlock/dmlockd.sock",
+	    false,
 	    "Unix socket for local clients (dmlock, libdmlock)"),
-	SETTING("local", "socket_mode", parse_mode, socket_mode, "0660", false,
+	SETTING("local", "socket_mode", config_field_mode, socket_mode, "0660", false,
 	    "permissions of the socket, octal"),
-	SETTING("local", "socket_group", parse_optional_string, socket_group, "", false,
+	SETTING("local", "socket_group", config_field_optional_string, socket_group, "", false,
 	    "group owning the socket (default: dmlock if that group exists and dmlockd runs as root, else the daemon's group)"),
-	SETTING("local", "clients_per_user", parse_clients_per_user, clients_per_user,
+	SETTING("local", "clients_per_user", config_field_clients_per_user, clients_per_user,
 	    CLIENTS_PER_USER_DEFAULT, false,
 	    "local connections one user other than root may hold at once (1 to 1008; of 1024, the last 16 are kept for root)"),
-	SETTING("access", "lock", parse_access_lock, acl, "", true,
+	SETTING("access", "lock", config_field_access_lock, acl, "", true,
 	    "lock rules WHO:MODE:PREFIX, first match decides; WHO * user uid @group @gid, MODE ex sh none, PREFIX * or a name prefix (default: none, everyone may lock anything)"),
-	SETTING("access", "roster", parse_access_roster, acl, "", true,
+	SETTING("access", "roster", config_field_access_roster, acl, "", true,
 	    "users (name, uid) and @groups allowed to run join, leave and remove besides root (default: none)"),
-	SETTING("log", "level", parse_log_level, log_level, "info", false,
+	SETTING("log", "level", config_field_log_level, log_level, "info", false,
 	    "err, warning, notice, info or debug"),
 };
-#define N_SETTINGS (sizeof(settings) / sizeof(settings[0]))
+#define N_SETTINGS (sizeof(config_settings) / sizeof(config_settings[0]))
+_Static_assert(N_SETTINGS == CONFIG_N_SETTINGS,
+    "CONFIG_N_SETTINGS (config_private.h) counts the rows of config_settings");
 
 static const char *const sections[] = { "node", "cluster", "tls", "transport", "local", "access",
     "log", NULL };
-
-struct config_state {
-	struct dmd_config	*c;
-	const char		*path;
-	const char *const	*algorithms;
-	FILE			*file;
-	int			 lineno;
-	bool			 in_defaults;
-	int			 err_line;	/* 0: none; -1: error without a line */
-	int			 err_code;
-	char			 err[512];
-	bool			 seen[N_SETTINGS];
-	int			 line_of[N_SETTINGS];
-};
 
 static void
 state_error(struct config_state *st, int line, int code, const char *fmt, ...)
@@ -178,424 +145,24 @@ state_error(struct config_state *st, int line, int code, const char *fmt, ...)
 	st->err_code = code;
 }
 
-static bool
-str_differs(const char *a, const char *b)
-{
-	return strcmp(a != NULL ? a : "", b != NULL ? b : "") != 0;
-}
-
-/* ---- value parsers: fill *field from value, or write a message ---- */
-
-static int
-set_string(void *field, const char *value)
-{
-	char **p = field, *copy = strdup(value);
-	if (copy == NULL)
-		return -ENOMEM;
-	free(*p);
-	*p = copy;
-	return 0;
-}
-
-static int
-parse_node_name(struct config_state *st, void *field, const char *value, char *msg, size_t n)
-{
-	if (!dm_node_name_valid(value, strlen(value))) {
-		snprintf(msg, n, "'%s' is not a valid node name (1-63 of A-Z a-z 0-9 . _ -, "
-		    "starting with a letter or digit)", value);
-		return -EINVAL;
-	}
-	return set_string(field, value);
-}
-
-static int
-parse_cluster(struct config_state *st, void *field, const char *value, char *msg, size_t n)
-{
-	if (!frame_cluster_name_valid(value, strlen(value))) {
-		snprintf(msg, n, "'%s' is not a valid cluster name (1-63 of A-Z a-z 0-9 . _ -)", value);
-		return -EINVAL;
-	}
-	return set_string(field, value);
-}
-
-/* Split value on CONFIG_LIST_SEPARATORS and call fn for each item. */
-static int
-for_each_item(struct config_state *st, const char *value, char *msg, size_t n,
-    int (*fn)(struct config_state *, const char *, char *, size_t))
-{
-	char *copy = strdup(value), *save = NULL;
-	int r = 0;
-
-	if (copy == NULL)
-		return -ENOMEM;
-	for (char *item = strtok_r(copy, CONFIG_LIST_SEPARATORS, &save); item != NULL && r == 0;
-	    item = strtok_r(NULL, CONFIG_LIST_SEPARATORS, &save))
-		r = fn(st, item, msg, n);
-	free(copy);
-	return r;
-}
-
-static int
-add_listen(struct config_state *st, const char *item, char *msg, size_t n)
-{
-	struct dmd_config *c = st->c;
-
-	if (config_parse_address(item, NULL, 0, NULL) < 0) {
-		snprintf(msg, n, "'%s' is not an address (host:port or [v6]:port)", item);
-		return -EINVAL;
-	}
-	if (c->n_listen >= CONFIG_LISTEN_MAX) {
-		snprintf(msg, n, "more than %d listen addresses", CONFIG_LISTEN_MAX);
-		return -EINVAL;
-	}
-	c->listen[c->n_listen] = strdup(item);
-	if (c->listen[c->n_listen] == NULL)
-		return -ENOMEM;
-	c->n_listen++;
-	return 0;
-}
-
-static int
-parse_listen(struct config_state *st, void *field, const char *value, char *msg, size_t n)
-{
-	return for_each_item(st, value, msg, n, add_listen);
-}
-
-static int
-add_peer(struct config_state *st, const char *item, char *msg, size_t n)
-{
-	struct dmd_config *c = st->c;
-	struct dm_peer_spec *grown;
-	char *name, *address;
-	int r;
-
-	r = config_parse_peer(item, &name, &address);
-	if (r == -EINVAL)
-		snprintf(msg, n, "'%s' is not a peer (name@host:port)", item);
-	if (r < 0)
-		return r;
-	for (size_t i = 0; i < c->n_peers; i++) {
-		if (strcmp(c->peers[i].name, name) == 0) {
-			snprintf(msg, n, "peer '%s' is listed twice", name);
-			r = -EINVAL;
-			goto fail;
-		}
-	}
-	if (c->n_peers >= DM_NODES_MAX) {
-		snprintf(msg, n, "more than %d peers", DM_NODES_MAX);
-		r = -EINVAL;
-		goto fail;
-	}
-	grown = realloc(c->peers, (c->n_peers + 1) * sizeof(*grown));
-	if (grown == NULL) {
-		r = -ENOMEM;
-		goto fail;
-	}
-	c->peers = grown;
-	c->peers[c->n_peers++] = (struct dm_peer_spec){ name, address };
-	return 0;
-fail:
-	free(name);
-	free(address);
-	return r;
-}
-
-static int
-parse_peers(struct config_state *st, void *field, const char *value, char *msg, size_t n)
-{
-	return for_each_item(st, value, msg, n, add_peer);
-}
-
-static int
-parse_sponsor(struct config_state *st, void *field, const char *value, char *msg, size_t n)
-{
-	struct dm_peer_spec *s = field;
-	char *name, *address;
-	int r;
-
-	if (*value == '\0')
-		return 0;
-	r = config_parse_peer(value, &name, &address);
-	if (r == -EINVAL)
-		snprintf(msg, n, "'%s' is not a peer (name@host:port)", value);
-	if (r < 0)
-		return r;
-	free((char *)s->name);
-	free((char *)s->address);
-	s->name = name;
-	s->address = address;
-	return 0;
-}
-
-static int
-parse_algorithm(struct config_state *st, void *field, const char *value, char *msg, size_t n)
-{
-	size_t used = 0;
-
-	for (const char *const *a = st->algorithms; *a != NULL; a++)
-		if (strcmp(*a, value) == 0)
-			return set_string(field, value);
-	used = (size_t)snprintf(msg, n, "unknown algorithm '%s' (known:", value);
-	for (const char *const *a = st->algorithms; *a != NULL && used < n; a++)
-		used += (size_t)snprintf(msg + used, n - used, " %s", *a);
-	if (used < n)
-		snprintf(msg + used, n - used, ")");
-	return -EINVAL;
-}
-
-static int
-parse_policy(struct config_state *st, void *field, const char *value, char *msg, size_t n)
-{
-	enum dm_failure_policy *p = field;
-
-	if (strcmp(value, "majority") == 0)
-		*p = DM_FAILURE_MAJORITY;
-	else if (strcmp(value, "paper") == 0)
-		*p = DM_FAILURE_PAPER;
-	else {
-		snprintf(msg, n, "'%s' is not a failure policy (majority or paper)", value);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static int
-parse_election(struct config_state *st, void *field, const char *value, char *msg, size_t n)
-{
-	char **p = field;
-
-	if (strcmp(value, "bully") != 0 && strcmp(value, "invitation") != 0) {
-		snprintf(msg, n, "'%s' is not an election (bully or invitation)", value);
-		return -EINVAL;
-	}
-	char *copy = strdup(value);
-	if (copy == NULL)
-		return -ENOMEM;
-	free(*p);
-	*p = copy;
-	return 0;
-}
-
-static int
-parse_group_size(struct config_state *st, void *field, const char *value, char *msg, size_t n)
-{
-	uint64_t v;
-
-	if (parse_unsigned(value, 64, &v) < 0 || v == 0) {
-		snprintf(msg, n, "'%s' is not a group size (1 to 64)", value);
-		return -EINVAL;
-	}
-	*(uint32_t *)field = (uint32_t)v;
-	return 0;
-}
-
-static int
-parse_clients_per_user(struct config_state *st, void *field, const char *value, char *msg,
-    size_t n)
-{
-	uint64_t v;
-
-	if (parse_unsigned(value, LOCAL_CLIENTS_PER_UID_MAX, &v) < 0 || v == 0) {
-		snprintf(msg, n, "'%s' is not a number of connections (1 to %d: of %d, the last %d "
-		    "are kept for root)", value, LOCAL_CLIENTS_PER_UID_MAX, LP_CLIENTS_MAX,
-		    LOCAL_CLIENTS_ROOT_RESERVED);
-		return -EINVAL;
-	}
-	*(uint32_t *)field = (uint32_t)v;
-	return 0;
-}
-
-static int
-parse_duration(struct config_state *st, void *field, const char *value, char *msg, size_t n)
-{
-	dm_msec_t ms;
-
-	if (config_parse_duration(value, &ms) < 0 || ms == 0) {
-		snprintf(msg, n, "'%s' is not a duration (a positive number with ms, s, m or h)", value);
-		return -EINVAL;
-	}
-	*(dm_msec_t *)field = ms;
-	return 0;
-}
-
-static int
-parse_unsigned(const char *value, uint64_t max, uint64_t *ret)
-{
-	uint64_t v = 0;
-
-	if (*value == '\0')
-		return -EINVAL;
-	for (const char *p = value; *p != '\0'; p++) {
-		if (*p < '0' || *p > '9')
-			return -EINVAL;
-		v = v * 10 + (uint64_t)(*p - '0');
-		if (v > max)
-			return -EINVAL;
-	}
-	*ret = v;
-	return 0;
-}
-
-static int
-parse_count(struct config_state *st, void *field, const char *value, char *msg, size_t n)
-{
-	uint64_t v;
-
-	if (parse_unsigned(value, 1000000000, &v) < 0 || v == 0) {
-		snprintf(msg, n, "'%s' is not a count (1 to 1000000000)", value);
-		return -EINVAL;
-	}
-	*(uint32_t *)field = (uint32_t)v;
-	return 0;
-}
-
-static int
-parse_bytes(struct config_state *st, void *field, const char *value, char *msg, size_t n)
-{
-	const uint64_t max = UINT64_C(1) << 40;
-	char digits[32];
-	size_t len = strlen(value);
-	uint64_t v, mult = 1;
-
-	if (len > 0 && len < sizeof(digits)) {
-		memcpy(digits, value, len + 1);
-		switch (digits[len - 1]) {
-		case 'k': case 'K': mult = 1024; break;
-		case 'M': mult = 1024 * 1024; break;
-		case 'G': mult = 1024 * 1024 * 1024; break;
-		}
-		if (mult != 1)
-			digits[len - 1] = '\0';
-		if (digits[0] != '\0' && strspn(digits, "0123456789") == strlen(digits)) {
-			/* Bounded before multiplying: v * mult cannot wrap. */
-			if (parse_unsigned(digits, max / mult, &v) < 0) {
-				snprintf(msg, n, "'%s' is too large (at most 2^40 bytes: 1024G)", value);
-				return -EINVAL;
-			}
-			if (v * mult >= FRAME_MAX) {
-				*(uint64_t *)field = v * mult;
-				return 0;
-			}
-		}
-	}
-	snprintf(msg, n, "'%s' is not a size (%d to 2^40 bytes, suffix K, M or G allowed)", value,
-	    FRAME_MAX);
-	return -EINVAL;
-}
-
-static int
-parse_path(struct config_state *st, void *field, const char *value, char *msg, size_t n)
-{
-	if (*value == '\0' || strlen(value) >= PATH_MAX) {
-		snprintf(msg, n, "a path is required");
-		return -EINVAL;
-	}
-	return set_string(field, value);
-}
-
-static int
-parse_optional_string(struct config_state *st, void *field, const char *value, char *msg, size_t n)
-{
-	char **p = field;
-
-	if (*value == '\0') {
-		free(*p);
-		*p = NULL;
-		return 0;
-	}
-	if (strlen(value) >= PATH_MAX) {
-		snprintf(msg, n, "value too long");
-		return -EINVAL;
-	}
-	return set_string(field, value);
-}
-
-static int
-parse_mode(struct config_state *st, void *field, const char *value, char *msg, size_t n)
-{
-	unsigned long v;
-	char *end;
-
-	errno = 0;
-	v = strtoul(value, &end, 8);
-	if (*value < '0' || *value > '7' || errno != 0 || *end != '\0' || v > 0777) {
-		snprintf(msg, n, "'%s' is not an octal mode (0000 to 0777)", value);
-		return -EINVAL;
-	}
-	*(mode_t *)field = (mode_t)v;
-	return 0;
-}
-
-static int
-parse_log_level(struct config_state *st, void *field, const char *value, char *msg, size_t n)
-{
-	if (log_level_from_string(value, field) < 0) {
-		snprintf(msg, n, "'%s' is not a log level (err, warning, notice, info, debug)", value);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static int
-acl_item(struct config_state *st, const char *item, char *msg, size_t n, bool lock_rule)
-{
-	char source[96];
-	int r;
-
-	if (st->c->acl == NULL) {
-		r = acl_new(&st->c->acl);
-		if (r < 0)
-			return r;
-	}
-	const char *base = strrchr(st->path, '/');
-	snprintf(source, sizeof(source), "%s line %d", base != NULL ? base + 1 : st->path,
-	    st->lineno);
-	return lock_rule ? acl_add_lock_rule(st->c->acl, item, source, msg, n)
-	    : acl_add_roster_principal(st->c->acl, item, source, msg, n);
-}
-
-static int
-add_access_lock(struct config_state *st, const char *item, char *msg, size_t n)
-{
-	return acl_item(st, item, msg, n, true);
-}
-
-static int
-add_access_roster(struct config_state *st, const char *item, char *msg, size_t n)
-{
-	return acl_item(st, item, msg, n, false);
-}
-
-static int
-parse_access_lock(struct config_state *st, void *field, const char *value, char *msg, size_t n)
-{
-	return for_each_item(st, value, msg, n, add_access_lock);
-}
-
-static int
-parse_access_roster(struct config_state *st, void *field, const char *value, char *msg, size_t n)
-{
-	return for_each_item(st, value, msg, n, add_access_roster);
-}
-
 /* ---- the parse ---- */
 
 static void
 clear_list(struct dmd_config *c, const struct config_setting *s)
 {
-	if (s->parse == parse_listen) {
+	if (s->parse == config_field_listen) {
 		for (size_t i = 0; i < c->n_listen; i++)
 			free(c->listen[i]);
 		c->n_listen = 0;
-	} else if (s->parse == parse_peers) {
+	} else if (s->parse == config_field_peers) {
 		for (size_t i = 0; i < c->n_peers; i++) {
 			free((char *)c->peers[i].name);
 			free((char *)c->peers[i].address);
 		}
 		c->n_peers = 0;
-	} else if (s->parse == parse_access_lock && c->acl != NULL) {
+	} else if (s->parse == config_field_access_lock && c->acl != NULL) {
 		acl_clear_lock_rules(c->acl);
-	} else if (s->parse == parse_access_roster && c->acl != NULL) {
+	} else if (s->parse == config_field_access_roster && c->acl != NULL) {
 		acl_clear_roster(c->acl);
 	}
 }
@@ -604,9 +171,10 @@ static const struct config_setting *
 find_setting(const char *section, const char *key, size_t *ret_index)
 {
 	for (size_t i = 0; i < N_SETTINGS; i++) {
-		if (strcmp(settings[i].section, section) == 0 && strcmp(settings[i].key, key) == 0) {
+		if (strcmp(config_settings[i].section, section) == 0 &&
+		    strcmp(config_settings[i].key, key) == 0) {
 			*ret_index = i;
-			return &settings[i];
+			return &config_settings[i];
 		}
 	}
 	return NULL;
@@ -709,7 +277,7 @@ apply_defaults(struct config_state *st)
 	char msg[300];
 
 	for (size_t i = 0; i < N_SETTINGS; i++) {
-		const struct config_setting *s = &settings[i];
+		const struct config_setting *s = &config_settings[i];
 		if (s->def == NULL)
 			continue;
 		int r = s->parse(st, (char *)st->c + s->offset, s->def, msg, sizeof(msg));
@@ -726,7 +294,7 @@ static int
 line_of(const struct config_state *st, const char *full_name)
 {
 	for (size_t i = 0; i < N_SETTINGS; i++)
-		if (strcmp(settings[i].full_name, full_name) == 0)
+		if (strcmp(config_settings[i].full_name, full_name) == 0)
 			return st->seen[i] ? st->line_of[i] : 0;
 	return 0;
 }
@@ -951,109 +519,13 @@ config_to_engine(const struct dmd_config *c, uint64_t incarnation, uint64_t seed
 	};
 }
 
-/* ---- reload: which settings a running daemon cannot apply ---- */
-
-/* Applied on SIGHUP (main.c): the TLS files, the [access] rules, the log
- * level.  Everything else is read once at start. */
-static bool
-setting_reloadable(const struct config_setting *s)
-{
-	return strcmp(s->section, "tls") == 0 || strcmp(s->section, "access") == 0 ||
-	    strcmp(s->section, "log") == 0;
-}
-
-static bool
-spec_equal(const struct dm_peer_spec *a, const struct dm_peer_spec *b)
-{
-	return !str_differs(a->name, b->name) && !str_differs(a->address, b->address);
-}
-
-/* The same peers with the same addresses, in any order (names are unique). */
-static bool
-peers_equal(const struct dmd_config *a, const struct dmd_config *b)
-{
-	if (a->n_peers != b->n_peers)
-		return false;
-	for (size_t i = 0; i < a->n_peers; i++) {
-		size_t j;
-		for (j = 0; j < b->n_peers; j++)
-			if (!str_differs(a->peers[i].name, b->peers[j].name))
-				break;
-		if (j == b->n_peers || !spec_equal(&a->peers[i], &b->peers[j]))
-			return false;
-	}
-	return true;
-}
-
-static bool
-listen_equal(const struct dmd_config *a, const struct dmd_config *b)
-{
-	if (a->n_listen != b->n_listen)
-		return false;
-	for (size_t i = 0; i < a->n_listen; i++)
-		if (str_differs(a->listen[i], b->listen[i]))
-			return false;
-	return true;
-}
-
-/* Whether setting s has the same value in a and b, by the type its parser
- * fills.  An unknown parser counts as a change (check_config compares every
- * key of a config with itself, so a new parser without a case here fails). */
-static bool
-setting_equal(const struct config_setting *s, const struct dmd_config *a, const struct dmd_config *b)
-{
-	const void *fa = (const char *)a + s->offset, *fb = (const char *)b + s->offset;
-
-	if (s->parse == parse_node_name || s->parse == parse_cluster || s->parse == parse_path ||
-	    s->parse == parse_optional_string || s->parse == parse_algorithm ||
-	    s->parse == parse_election)
-		return !str_differs(*(char *const *)fa, *(char *const *)fb);
-	if (s->parse == parse_listen)
-		return listen_equal(a, b);
-	if (s->parse == parse_peers)
-		return peers_equal(a, b);
-	if (s->parse == parse_sponsor)
-		return spec_equal(fa, fb);
-	if (s->parse == parse_policy)
-		return *(const enum dm_failure_policy *)fa == *(const enum dm_failure_policy *)fb;
-	if (s->parse == parse_duration)
-		return *(const dm_msec_t *)fa == *(const dm_msec_t *)fb;
-	if (s->parse == parse_count || s->parse == parse_group_size ||
-	    s->parse == parse_clients_per_user)
-		return *(const uint32_t *)fa == *(const uint32_t *)fb;
-	if (s->parse == parse_bytes)
-		return *(const uint64_t *)fa == *(const uint64_t *)fb;
-	if (s->parse == parse_mode)
-		return *(const mode_t *)fa == *(const mode_t *)fb;
-	if (s->parse == parse_log_level)
-		return *(const enum log_level *)fa == *(const enum log_level *)fb;
-	return false;
-}
-
-size_t
-config_restart_changes(const struct dmd_config *running, const struct dmd_config *fresh,
-    const char **keys, size_t max)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < N_SETTINGS; i++) {
-		const struct config_setting *s = &settings[i];
-		if (setting_reloadable(s) || setting_equal(s, running, fresh))
-			continue;
-		if (n < max)
-			keys[n] = s->full_name;
-		n++;
-	}
-	return n;
-}
-
 const char *const *
 config_key_names(void)
 {
 	static const char *names[N_SETTINGS + 1];
 
 	for (size_t i = 0; i < N_SETTINGS; i++)
-		names[i] = settings[i].full_name;
+		names[i] = config_settings[i].full_name;
 	names[N_SETTINGS] = NULL;
 	return names;
 }
@@ -1062,6 +534,7 @@ void
 config_print_keys(FILE *out)
 {
 	for (size_t i = 0; i < N_SETTINGS; i++)
-		fprintf(out, "%s = %s ; %s\n", settings[i].full_name,
-		    settings[i].def != NULL ? settings[i].def : "(computed)", settings[i].doc);
+		fprintf(out, "%s = %s ; %s\n", config_settings[i].full_name,
+		    config_settings[i].def != NULL ? config_settings[i].def : "(computed)",
+		    config_settings[i].doc);
 }

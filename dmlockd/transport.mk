@@ -3,7 +3,8 @@
 noinst_LTLIBRARIES += libdmtransport.la
 libdmtransport_la_SOURCES = \
 	dmlockd/frame.h dmlockd/frame.c \
-	dmlockd/config_file.h dmlockd/config_file.c dmlockd/config_values.c \
+	dmlockd/config_file.h dmlockd/config_private.h dmlockd/config_file.c \
+	dmlockd/config_fields.c dmlockd/config_reload.c dmlockd/config_values.c \
 	dmlockd/tls.h dmlockd/tls.c \
 	dmlockd/peer_session.h dmlockd/peer_session.c \
 	dmlockd/peer_transport.h dmlockd/peer_internal.h dmlockd/peer_transport.c dmlockd/peer_link.c
@@ -54,8 +55,8 @@ EXTRA_DIST += tests/fuzz/corpus/config
 if FUZZING
 noinst_PROGRAMS += tests/fuzz/fuzz_config
 tests_fuzz_fuzz_config_SOURCES = tests/fuzz/fuzz_config.c dmlockd/config_file.c \
-	dmlockd/config_values.c dmlockd/acl.c dmlockd/frame.c dmlockd/log.c \
-	dmlockd/engine/dm_types.c
+	dmlockd/config_fields.c dmlockd/config_reload.c dmlockd/config_values.c \
+	dmlockd/acl.c dmlockd/frame.c dmlockd/log.c dmlockd/engine/dm_types.c
 tests_fuzz_fuzz_config_CFLAGS = $(AM_CFLAGS) $(INIH_CFLAGS) $(SYSTEMD_CFLAGS) -fsanitize=fuzzer,address,undefined
 tests_fuzz_fuzz_config_LDFLAGS = -fsanitize=fuzzer,address,undefined
 tests_fuzz_fuzz_config_LDADD = $(INIH_LIBS) $(SYSTEMD_LIBS)
