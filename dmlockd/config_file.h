@@ -1,8 +1,10 @@
 /*
  * config_file.h: the daemon's configuration file (dmlockd.conf, INI, parsed with
- * inih).  One static table (config_table.c) lists every setting with its
- * section, key, parser, default and documentation; config.c runs the parse
- * and the cross-checks.  Library-style: it never logs; errors come back as
+ * inih).  One static table (config_file.c) lists every setting with its
+ * section, key, parser, default and documentation; config_file.c also runs
+ * the parse and the cross-checks, config_fields.c holds the per-setting
+ * parsers, config_values.c the value parsers, config_reload.c what a reload
+ * may change.  Library-style: it never logs; errors come back as
  * "FILE:LINE: message" in the caller's buffer.
  */
 #ifndef DMD_CONFIG_FILE_H

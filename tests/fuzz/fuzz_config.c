@@ -1,6 +1,6 @@
 /*
  * fuzz_config.c: libFuzzer target for the configuration file loader
- * (dmlockd/config_file.c and config_values.c over inih).  The input is a
+ * (dmlockd/config_file.c, config_fields.c and config_values.c over inih).  The input is a
  * config file's content, handed to config_load() through a memfd: it must
  * be accepted, or refused with a negative errno and a "FILE:LINE: message"
  * naming the file; never a crash, a leak or an unterminated message.  The
