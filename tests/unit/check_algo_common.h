@@ -1,5 +1,7 @@
 /* check_algo_common.h: helpers shared by check_algo_lamport.c and check_algo_maekawa.c: a
- * cluster of engines running a chosen algorithm, and a mutual-exclusion round. */
+ * cluster of engines running a chosen algorithm, a mutual-exclusion round, and
+ * the scenarios both files run with only the algorithm and the node count
+ * differing. */
 static struct h_cluster C;
 
 /* h_init with another algorithm (the harness's h_config picks RA). */
@@ -105,4 +107,84 @@ lost_request_recovered(const char *algo)
 	ck_assert_int_eq(h_release(&C, 0, 1), 0);
 	h_pump(&C);
 	assert_all_idle();
+}
+
+/* Shared mode is refused at once (EOPNOTSUPP), with no message sent. */
+static void
+shared_refused(const char *algo)
+{
+	p_init(2, DM_FAILURE_PAPER, algo);
+	h_acquire(&C, 0, 1, "s", DM_MODE_SHARED, DM_WAIT_FOREVER);
+	ck_assert_ptr_nonnull(h_find(&C, DM_FX_DENY, 1));
+	ck_assert_int_eq(h_find(&C, DM_FX_DENY, 1)->error, -EOPNOTSUPP);
+	ck_assert_uint_eq(C.sent_algo, 0);
+}
+
+/* On n nodes node0 holds "t": node1's try-once is refused EBUSY (with a
+ * message of kind busy_kind sent, unless busy_kind is -1); node2's waiting
+ * request, cancelled, blocks nobody: after node0's release, try_node's
+ * try-once is granted. */
+static void
+try_and_cancel(const char *algo, int n, int busy_kind, int try_node)
+{
+	p_init(n, DM_FAILURE_PAPER, algo);
+	h_acquire(&C, 0, 1, "t", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&C);
+	ck_assert(granted(1));
+	h_acquire(&C, 1, 2, "t", DM_MODE_EXCLUSIVE, DM_WAIT_TRY);
+	h_pump(&C);
+	ck_assert_ptr_nonnull(h_find(&C, DM_FX_DENY, 2));
+	ck_assert_int_eq(h_find(&C, DM_FX_DENY, 2)->error, -EBUSY);
+	if (busy_kind >= 0)
+		ck_assert_uint_ge(C.sent_kind[busy_kind], 1);
+	/* A waiting request cancelled: it must not block the next one. */
+	h_acquire(&C, 2, 3, "t", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&C);
+	ck_assert(!granted(3));
+	ck_assert_int_eq(h_cancel(&C, 2, 3), 0);
+	h_pump(&C);
+	h_release(&C, 0, 1);
+	h_pump(&C);
+	assert_all_idle();
+	h_acquire(&C, try_node, 4, "t", DM_MODE_EXCLUSIVE, DM_WAIT_TRY);
+	h_pump(&C);
+	ck_assert(granted(4));
+	h_release(&C, try_node, 4);
+	h_pump(&C);
+	assert_all_idle();
+}
+
+/* n nodes under the majority policy, all asking at once, rounds times over
+ * (serve_all: one holder at a time, rising tokens, no deadlock). */
+static void
+contention_rounds(const char *algo, int n, int rounds)
+{
+	p_init(n, DM_FAILURE_MAJORITY, algo);
+	for (int r = 0; r < rounds; r++)
+		serve_all(n, 1000u * (uint64_t)(r + 1));
+	assert_all_idle();
+}
+
+/* Node holder takes lock (handle 1); then node waiter waits for it (handle 2). */
+static void
+hold_and_wait(const char *lock, int holder, int waiter)
+{
+	h_acquire(&C, holder, 1, lock, DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&C);
+	ck_assert(granted(1));
+	h_acquire(&C, waiter, 2, lock, DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&C);
+	ck_assert(!granted(2));
+}
+
+/* On n nodes node0 holds lock (handle 1) and node waiter waits (handle 2);
+ * node0 crashes, and within wait_ms the waiter is granted. */
+static void
+failed_holder_granted(const char *algo, int n, const char *lock, int waiter, dm_msec_t wait_ms)
+{
+	p_init(n, DM_FAILURE_PAPER, algo);
+	hold_and_wait(lock, 0, waiter);
+	C.down[0] = true;	/* the holder crashes */
+	h_advance(&C, C.now + wait_ms);
+	ck_assert(granted(2));
 }

@@ -53,64 +53,25 @@ END_TEST
 
 START_TEST(test_contention_all_nodes)
 {
-	p_init(H_NODES, DM_FAILURE_MAJORITY, "lamport");
-	for (int r = 0; r < 3; r++)
-		serve_all(H_NODES, 1000u * (uint64_t)(r + 1));
-	assert_all_idle();
+	contention_rounds("lamport", H_NODES, 3);
 }
 END_TEST
 
 START_TEST(test_shared_refused)
 {
-	p_init(2, DM_FAILURE_PAPER, "lamport");
-	h_acquire(&C, 0, 1, "s", DM_MODE_SHARED, DM_WAIT_FOREVER);
-	ck_assert_ptr_nonnull(h_find(&C, DM_FX_DENY, 1));
-	ck_assert_int_eq(h_find(&C, DM_FX_DENY, 1)->error, -EOPNOTSUPP);
-	ck_assert_uint_eq(C.sent_algo, 0);
+	shared_refused("lamport");
 }
 END_TEST
 
 START_TEST(test_try_and_cancel)
 {
-	p_init(3, DM_FAILURE_PAPER, "lamport");
-	h_acquire(&C, 0, 1, "t", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
-	h_pump(&C);
-	ck_assert(granted(1));
-	h_acquire(&C, 1, 2, "t", DM_MODE_EXCLUSIVE, DM_WAIT_TRY);
-	h_pump(&C);
-	ck_assert_ptr_nonnull(h_find(&C, DM_FX_DENY, 2));
-	ck_assert_int_eq(h_find(&C, DM_FX_DENY, 2)->error, -EBUSY);
-	ck_assert_uint_ge(C.sent_kind[DM_LP_BUSY], 1);
-	/* A waiting request cancelled: it must not block the next one. */
-	h_acquire(&C, 2, 3, "t", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
-	h_pump(&C);
-	ck_assert(!granted(3));
-	ck_assert_int_eq(h_cancel(&C, 2, 3), 0);
-	h_pump(&C);
-	h_release(&C, 0, 1);
-	h_pump(&C);
-	assert_all_idle();
-	h_acquire(&C, 1, 4, "t", DM_MODE_EXCLUSIVE, DM_WAIT_TRY);
-	h_pump(&C);
-	ck_assert(granted(4));
-	h_release(&C, 1, 4);
-	h_pump(&C);
-	assert_all_idle();
+	try_and_cancel("lamport", 3, DM_LP_BUSY, 1);
 }
 END_TEST
 
 START_TEST(test_failed_holder_removed)
 {
-	p_init(3, DM_FAILURE_PAPER, "lamport");
-	h_acquire(&C, 0, 1, "f", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
-	h_pump(&C);
-	ck_assert(granted(1));
-	h_acquire(&C, 1, 2, "f", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
-	h_pump(&C);
-	ck_assert(!granted(2));
-	C.down[0] = true;	/* the holder crashes */
-	h_advance(&C, C.now + 20000);
-	ck_assert(granted(2));
+	failed_holder_granted("lamport", 3, "f", 1, 20000);
 	ck_assert_uint_eq(h_roster(&C, 1), 2);
 	h_release(&C, 1, 2);
 	h_pump(&C);

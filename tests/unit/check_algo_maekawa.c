@@ -61,49 +61,19 @@ END_TEST
 
 START_TEST(test_contention_no_deadlock)
 {
-	int n = 3 + _i;		/* 3..8 */
-
-	p_init(n, DM_FAILURE_MAJORITY, "maekawa");
-	for (int r = 0; r < 4; r++)
-		serve_all(n, 1000u * (uint64_t)(r + 1));
-	assert_all_idle();
+	contention_rounds("maekawa", 3 + _i, 4);	/* 3..8 nodes */
 }
 END_TEST
 
 START_TEST(test_shared_refused)
 {
-	p_init(2, DM_FAILURE_PAPER, "maekawa");
-	h_acquire(&C, 0, 1, "s", DM_MODE_SHARED, DM_WAIT_FOREVER);
-	ck_assert_ptr_nonnull(h_find(&C, DM_FX_DENY, 1));
-	ck_assert_int_eq(h_find(&C, DM_FX_DENY, 1)->error, -EOPNOTSUPP);
-	ck_assert_uint_eq(C.sent_algo, 0);
+	shared_refused("maekawa");
 }
 END_TEST
 
 START_TEST(test_try_and_cancel)
 {
-	p_init(4, DM_FAILURE_PAPER, "maekawa");
-	h_acquire(&C, 0, 1, "t", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
-	h_pump(&C);
-	ck_assert(granted(1));
-	h_acquire(&C, 1, 2, "t", DM_MODE_EXCLUSIVE, DM_WAIT_TRY);
-	h_pump(&C);
-	ck_assert_ptr_nonnull(h_find(&C, DM_FX_DENY, 2));
-	ck_assert_int_eq(h_find(&C, DM_FX_DENY, 2)->error, -EBUSY);
-	h_acquire(&C, 2, 3, "t", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
-	h_pump(&C);
-	ck_assert(!granted(3));
-	ck_assert_int_eq(h_cancel(&C, 2, 3), 0);
-	h_pump(&C);
-	h_release(&C, 0, 1);
-	h_pump(&C);
-	assert_all_idle();
-	h_acquire(&C, 3, 4, "t", DM_MODE_EXCLUSIVE, DM_WAIT_TRY);
-	h_pump(&C);
-	ck_assert(granted(4));
-	h_release(&C, 3, 4);
-	h_pump(&C);
-	assert_all_idle();
+	try_and_cancel("maekawa", 4, -1, 3);
 }
 END_TEST
 
@@ -112,12 +82,7 @@ START_TEST(test_failed_arbiter)
 	/* node1 holds; node2 waits; node0 (an arbiter for both) crashes; node1
 	 * releases; node2 must still get the lock under the new sets. */
 	p_init(4, DM_FAILURE_PAPER, "maekawa");
-	h_acquire(&C, 1, 1, "f", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
-	h_pump(&C);
-	ck_assert(granted(1));
-	h_acquire(&C, 2, 2, "f", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
-	h_pump(&C);
-	ck_assert(!granted(2));
+	hold_and_wait("f", 1, 2);
 	C.down[0] = true;
 	h_release(&C, 1, 1);
 	h_pump(&C);
@@ -132,16 +97,7 @@ END_TEST
 
 START_TEST(test_failed_holder)
 {
-	p_init(5, DM_FAILURE_PAPER, "maekawa");
-	h_acquire(&C, 0, 1, "g", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
-	h_pump(&C);
-	ck_assert(granted(1));
-	h_acquire(&C, 3, 2, "g", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
-	h_pump(&C);
-	ck_assert(!granted(2));
-	C.down[0] = true;	/* the holder crashes */
-	h_advance(&C, C.now + 30000);
-	ck_assert(granted(2));
+	failed_holder_granted("maekawa", 5, "g", 3, 30000);
 	h_release(&C, 3, 2);
 	h_pump(&C);
 }

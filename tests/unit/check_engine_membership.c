@@ -7,45 +7,9 @@
  * roster snapshot, messages of dead incarnations and stale announcements,
  * and votes that could split the roster in two.
  */
+#define H_FILE_CLUSTER	/* engine_harness.h: one cluster C, teardown(), short names on C */
 #include "engine_harness.h"
 #include "dm_engine_private.h"	/* dm_roster_find: the incarnation a joiner lists */
-
-static struct h_cluster C;
-
-/* The harness's message helpers on this file's cluster. */
-#define inject(from, to, m)	h_inject(&C, (from), (to), (m))
-#define queued(from, to, kind)	h_queued(&C, (from), (to), (kind))
-#define unqueue(from, to, kind)	h_unqueue(&C, (from), (to), (kind))
-
-static void
-teardown(void)
-{
-	h_fini(&C);
-}
-
-/* Whether client handle h of this file's cluster was granted. */
-#define granted(h)	h_granted(&C, (h))
-
-/* Let time pass, 100 ms at a time, until node is READY (at most rounds). */
-static void
-await_ready(int node, int rounds)
-{
-	for (int k = 0; k < rounds && !h_ready(&C, node); k++)
-		h_advance(&C, C.now + 100);
-	ck_assert_msg(h_ready(&C, node), "node%d not READY after %d ms", node, rounds * 100);
-}
-
-static void
-subject_msg(struct dm_msg *m, uint8_t kind, const char *subject, uint64_t incarnation)
-{
-	memset(m, 0, sizeof(*m));
-	m->kind = kind;
-	m->node_len = (uint8_t)strlen(subject);
-	memcpy(m->node, subject, m->node_len + 1u);
-	m->address_len = 11;
-	memcpy(m->address, "127.0.0.1:2", 12);
-	m->incarnation = incarnation;
-}
 
 /* Deliver node from's SUSPECT (removal vote serial, ballot epoch) about
  * subject's incarnation inc to node to. */
@@ -54,7 +18,7 @@ suspect(int from, int to, const char *subject, uint64_t inc, uint64_t serial, ui
 {
 	struct dm_msg m;
 
-	subject_msg(&m, DM_MSG_SUSPECT, subject, inc);
+	h_subject_msg(&m, DM_MSG_SUSPECT, subject, inc);
 	m.serial = serial;
 	m.arg = ballot;
 	h_inject(&C, from, to, &m);
@@ -68,16 +32,16 @@ node_failed(int from, int to, const char *subject, uint64_t inc, uint64_t epoch,
 {
 	struct dm_msg m;
 
-	subject_msg(&m, DM_MSG_NODE_FAILED, subject, inc);
+	h_subject_msg(&m, DM_MSG_NODE_FAILED, subject, inc);
 	m.epoch = epoch;
 	m.arg = arg;
 	h_inject(&C, from, to, &m);
 }
 
-/* Deliver a lease HEARTBEAT (serial, incarnation 1) from node from to node
- * to; whether to acknowledged it. */
-static bool
-heartbeat_acked(int from, int to, uint64_t serial)
+/* Deliver a lease HEARTBEAT (serial, the sender's incarnation, epoch) from
+ * node from to node to; how many acks it drew (a refusal is none). */
+static size_t
+heartbeat_acks(int from, int to, uint64_t serial, uint64_t incarnation, uint64_t epoch)
 {
 	struct dm_msg m;
 	size_t acks = C.sent_kind[DM_MSG_HEARTBEAT_ACK];
@@ -85,15 +49,39 @@ heartbeat_acked(int from, int to, uint64_t serial)
 	memset(&m, 0, sizeof(m));
 	m.kind = DM_MSG_HEARTBEAT;
 	m.serial = serial;
-	m.incarnation = 1;
+	m.incarnation = incarnation;
+	m.epoch = epoch;
 	h_inject(&C, from, to, &m);
-	return C.sent_kind[DM_MSG_HEARTBEAT_ACK] > acks;
+	return C.sent_kind[DM_MSG_HEARTBEAT_ACK] - acks;
 }
 
-/* One lock round on every node, so that all learn each other's incarnation. */
-static void
-learn_incarnations(void)
+/* The SUSPECT_VOTE queued from -> to: present, and agreeing (arg 1) or
+ * refusing (arg 0) as expected. */
+static const struct dm_msg *
+vote_queued(int from, int to, uint64_t agrees)
 {
+	const struct dm_msg *v = queued(from, to, DM_MSG_SUSPECT_VOTE);
+
+	ck_assert_ptr_nonnull(v);
+	ck_assert_uint_eq(v->arg, agrees);
+	return v;
+}
+
+/* node0 agrees to node1's vote (serial 1, ballot 3) to remove subject's
+ * incarnation 1. */
+static void
+node0_agrees_to_node1s_vote(const char *subject)
+{
+	suspect(1, 0, subject, 1, 1, 3);
+	ck_assert_uint_eq(queued(0, 1, DM_MSG_SUSPECT_VOTE)->arg, 1);
+}
+
+/* n members under the majority policy; one lock round on every node, so
+ * that all learn each other's incarnation. */
+static void
+init_acquainted(int n)
+{
+	h_init(&C, n, DM_FAILURE_MAJORITY, 0);
 	for (int i = 0; i < C.n; i++) {
 		h_acquire(&C, i, 900 + (uint64_t)i, "warmup", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
 		h_pump(&C);
@@ -108,11 +96,65 @@ learn_incarnations(void)
 static void
 init_with_silent_node(int n, int node)
 {
-	h_init(&C, n, DM_FAILURE_MAJORITY, 0);
-	learn_incarnations();
+	init_acquainted(n);
 	C.down[node] = true;
 	h_advance(&C, C.now + 8000);
 	C.down[node] = false;
+}
+
+/* Three members that know each other's incarnations: node1 holds x
+ * (handle 1) and node0 waits for it (handle 2). */
+static void
+node0_waits_for_node1s_x(void)
+{
+	init_acquainted(3);
+	h_acquire(&C, 1, 1, "x", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&C);
+	ck_assert(granted(1));
+	h_acquire(&C, 0, 2, "x", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&C);					/* node1 defers, node2 replies */
+	ck_assert(!granted(2));
+}
+
+/* n members; node0 asks for lock (handle 1) and every other member has
+ * taken its REQUEST; their REPLYs stay queued. */
+static void
+node0_request_delivered(int n, const char *lock)
+{
+	h_init(&C, n, DM_FAILURE_MAJORITY, 0);
+	h_acquire(&C, 0, 1, lock, DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	for (int j = 1; j < n; j++)
+		deliver(0, j, DM_RA_REQUEST);
+}
+
+/* Three members; node3 (incarnation 1) joins through node0, which adds it
+ * while node0's roster to node3 stays queued (node3 cut off).  Its JOIN. */
+static struct h_packet
+node0_adds_node3_roster_held(void)
+{
+	struct h_packet join;
+
+	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
+	h_join(&C, 3, 0, DM_FAILURE_MAJORITY, 1);
+	join = unqueue(3, 0, DM_MSG_JOIN);
+	C.cut[3] = true;				/* node0's roster to node3 waits */
+	inject(join.from, join.to, &join.msg);
+	h_pump(&C);
+	ck_assert_ptr_nonnull(queued(0, 3, DM_MSG_ROSTER_END));
+	return join;
+}
+
+/* Three members; node3 (incarnation 5) asks node1 (its JOIN taken out of
+ * the queue) and node0 takes node1's NODE_ADD of it (serial 7), left in m. */
+static void
+node0_takes_node1s_add_of_node3(struct dm_msg *m)
+{
+	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
+	h_join(&C, 3, 1, DM_FAILURE_MAJORITY, 5);
+	(void)unqueue(3, 1, DM_MSG_JOIN);
+	h_subject_msg(m, DM_MSG_NODE_ADD, "node3", 5);
+	m->serial = 7;
+	inject(1, 0, m);
 }
 
 START_TEST(test_restart_removal_needs_majority)
@@ -147,8 +189,7 @@ START_TEST(test_two_members_restarted_peer_removed)
 	 * new incarnation votes for its old one, so the dead entry is removed
 	 * automatically and node1 rejoins (before, only a lone removal or the
 	 * operator could do it). */
-	h_init(&C, 2, DM_FAILURE_MAJORITY, 0);
-	learn_incarnations();
+	init_acquainted(2);
 	h_join(&C, 1, 0, DM_FAILURE_MAJORITY, 2);
 	h_pump(&C);
 	await_ready(1, 300);
@@ -168,39 +209,27 @@ START_TEST(test_restarted_votes_only_to_its_sponsor)
 	 * second cluster.  A joiner votes only to the sponsor it asks now, and
 	 * about another node only if that one restarted too (mode 1). */
 	struct dm_msg m;
-	const struct dm_msg *v;
 
-	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
-	learn_incarnations();
+	init_acquainted(3);
 	h_join(&C, 2, 0, DM_FAILURE_MAJORITY, 2);	/* node2 asks node0 */
 	(void)unqueue(2, 0, DM_MSG_JOIN);
 	C.now += 8000;					/* more than T_fail since it began */
 	/* About its old incarnation, from node1 (not its sponsor): no. */
 	suspect(1, 2, "node2", 1, 1, 5);
-	v = queued(2, 1, DM_MSG_SUSPECT_VOTE);
-	ck_assert_ptr_nonnull(v);
-	ck_assert_uint_eq(v->arg, 0);
+	vote_queued(2, 1, 0);
 	/* About a live node (mode 0), from its sponsor: no. */
 	suspect(0, 2, "node1", 1, 2, 6);
-	v = queued(2, 0, DM_MSG_SUSPECT_VOTE);
-	ck_assert_ptr_nonnull(v);
-	ck_assert_uint_eq(v->arg, 0);
+	vote_queued(2, 0, 0);
 	/* About its old incarnation, from its sponsor: yes. */
 	suspect(0, 2, "node2", 1, 3, 7);
-	v = queued(2, 0, DM_MSG_SUSPECT_VOTE);
-	ck_assert_ptr_nonnull(v);
-	ck_assert_uint_eq(v->arg, 1);
-	ck_assert_uint_eq(v->serial, 3);
+	ck_assert_uint_eq(vote_queued(2, 0, 1)->serial, 3);
 	/* About another restarted node (mode 1), from its sponsor: yes. */
-	subject_msg(&m, DM_MSG_SUSPECT, "node1", 1);
+	h_subject_msg(&m, DM_MSG_SUSPECT, "node1", 1);
 	m.mode = 1;
 	m.serial = 4;
 	m.arg = 8;
 	inject(0, 2, &m);
-	v = queued(2, 0, DM_MSG_SUSPECT_VOTE);
-	ck_assert_ptr_nonnull(v);
-	ck_assert_uint_eq(v->arg, 1);
-	ck_assert_uint_eq(v->serial, 4);
+	ck_assert_uint_eq(vote_queued(2, 0, 1)->serial, 4);
 }
 END_TEST
 
@@ -211,25 +240,13 @@ START_TEST(test_joiner_keeps_node_add_newer_than_snapshot)
 	 * before node0's snapshot (which lacks node4).  node3 acknowledged
 	 * node4, so it must keep it: dropping it left node3 answering node4
 	 * with REJOIN (ignored) and node4 waiting for node3 for ever. */
-	struct h_packet p;
-
-	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
-	h_join(&C, 3, 0, DM_FAILURE_MAJORITY, 1);
-	p = unqueue(3, 0, DM_MSG_JOIN);
-	C.cut[3] = true;				/* node0's roster to node3 waits */
-	inject(p.from, p.to, &p.msg);
-	h_pump(&C);
-	ck_assert_ptr_nonnull(queued(0, 3, DM_MSG_ROSTER_END));
+	node0_adds_node3_roster_held();
 	h_join(&C, 4, 1, DM_FAILURE_MAJORITY, 1);
-	p = unqueue(4, 1, DM_MSG_JOIN);
-	inject(p.from, p.to, &p.msg);			/* node1 asks for the roster lock */
-	p = unqueue(1, 3, DM_RA_REQUEST);
-	inject(p.from, p.to, &p.msg);			/* the joiner grants it */
-	p = unqueue(3, 1, DM_RA_REPLY);
-	inject(p.from, p.to, &p.msg);
+	deliver(4, 1, DM_MSG_JOIN);			/* node1 asks for the roster lock */
+	deliver(1, 3, DM_RA_REQUEST);			/* the joiner grants it */
+	deliver(3, 1, DM_RA_REPLY);
 	h_pump(&C);					/* node0, node2 answer */
-	p = unqueue(1, 3, DM_MSG_NODE_ADD);
-	inject(p.from, p.to, &p.msg);			/* overtakes node0's snapshot */
+	deliver(1, 3, DM_MSG_NODE_ADD);			/* overtakes node0's snapshot */
 	C.cut[3] = false;
 	h_pump(&C);
 	for (int k = 0; k < 100 && !(h_ready(&C, 3) && h_ready(&C, 4)); k++)
@@ -252,14 +269,9 @@ START_TEST(test_cancel_only_by_the_adding_sponsor)
 	 * node3.  Only the sponsor whose add we took may cancel it. */
 	struct dm_msg m;
 
-	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
-	h_join(&C, 3, 1, DM_FAILURE_MAJORITY, 5);
-	(void)unqueue(3, 1, DM_MSG_JOIN);
-	subject_msg(&m, DM_MSG_NODE_ADD, "node3", 5);
-	m.serial = 7;
-	inject(1, 0, &m);				/* node1's add */
+	node0_takes_node1s_add_of_node3(&m);		/* node1's add */
 	ck_assert_uint_eq(h_roster(&C, 0), 4);
-	subject_msg(&m, DM_MSG_NODE_FAILED, "node3", 5);
+	h_subject_msg(&m, DM_MSG_NODE_FAILED, "node3", 5);
 	m.arg = 1;
 	m.serial = 7;
 	inject(2, 0, &m);				/* node2 cancels: not its add */
@@ -283,16 +295,11 @@ START_TEST(test_cancel_ignored_once_two_sponsors_added)
 	 * one incarnation were taken, no single cancel erases the entry. */
 	struct dm_msg m;
 
-	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
-	h_join(&C, 3, 1, DM_FAILURE_MAJORITY, 5);
-	(void)unqueue(3, 1, DM_MSG_JOIN);
-	subject_msg(&m, DM_MSG_NODE_ADD, "node3", 5);
-	m.serial = 7;
-	inject(1, 0, &m);				/* node1's add (finishes) */
+	node0_takes_node1s_add_of_node3(&m);		/* node1's add (finishes) */
 	m.serial = 4;
 	inject(2, 0, &m);				/* node2's, late */
 	ck_assert_uint_eq(h_roster(&C, 0), 4);
-	subject_msg(&m, DM_MSG_NODE_FAILED, "node3", 5);
+	h_subject_msg(&m, DM_MSG_NODE_FAILED, "node3", 5);
 	m.arg = 1;
 	m.serial = 4;
 	inject(2, 0, &m);				/* node2 gave up */
@@ -329,19 +336,12 @@ START_TEST(test_stale_epoch_announcement_ignored)
 	 * been released meanwhile (the prober itself was removed), the
 	 * subject held a fresh lease, and the members erased it: two holders.
 	 * A removal decided at an epoch older than one we know is ignored. */
-	struct dm_msg m;
-
 	h_init(&C, 4, DM_FAILURE_MAJORITY, 0);
-	subject_msg(&m, DM_MSG_NODE_FAILED, "node3", 0);
-	m.epoch = 5;
-	inject(1, 0, &m);
+	node_failed(1, 0, "node3", 0, 5, 0);
 	ck_assert_uint_eq(h_roster(&C, 0), 3);
-	subject_msg(&m, DM_MSG_NODE_FAILED, "node1", 0);
-	m.epoch = 3;					/* decided before epoch 5 */
-	inject(2, 0, &m);
+	node_failed(2, 0, "node1", 0, 3, 0);		/* decided before epoch 5 */
 	ck_assert_uint_eq(h_roster(&C, 0), 3);
-	m.epoch = 6;
-	inject(2, 0, &m);
+	node_failed(2, 0, "node1", 0, 6, 0);
 	ck_assert_uint_eq(h_roster(&C, 0), 2);
 }
 END_TEST
@@ -353,9 +353,8 @@ START_TEST(test_dead_incarnation_speaks_for_no_member)
 	 * node1 than the one listed (a dead one's, delayed) erases nothing. */
 	struct dm_msg m;
 
-	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
-	learn_incarnations();
-	subject_msg(&m, DM_MSG_NODE_FAILED, "node2", 1);
+	init_acquainted(3);
+	h_subject_msg(&m, DM_MSG_NODE_FAILED, "node2", 1);
 	m.epoch = 1;
 	m.seq = 99;					/* not node1's incarnation (1) */
 	inject(1, 0, &m);
@@ -372,23 +371,10 @@ START_TEST(test_vote_on_replaced_incarnation_keeps_lease)
 	 * the voter had replaced it with the new one; the voter agreed and
 	 * then refused the live node2's lease acks for ever (node2 held
 	 * permission without a lease: deadlock). */
-	struct dm_msg m;
-	size_t acks;
-
-	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
-	learn_incarnations();
-	subject_msg(&m, DM_MSG_SUSPECT, "node2", 77);	/* an older incarnation */
-	m.serial = 1;
-	m.arg = 3;
-	inject(1, 0, &m);
+	init_acquainted(3);
+	suspect(1, 0, "node2", 77, 1, 3);		/* an older incarnation */
 	ck_assert_uint_eq(queued(0, 1, DM_MSG_SUSPECT_VOTE)->arg, 1);
-	acks = C.sent_kind[DM_MSG_HEARTBEAT_ACK];
-	memset(&m, 0, sizeof(m));
-	m.kind = DM_MSG_HEARTBEAT;
-	m.serial = 5;
-	m.incarnation = 1;
-	inject(2, 0, &m);
-	ck_assert_uint_eq(C.sent_kind[DM_MSG_HEARTBEAT_ACK], acks + 1);
+	ck_assert_uint_eq(heartbeat_acks(2, 0, 5, 1, 0), 1);
 }
 END_TEST
 
@@ -400,7 +386,6 @@ START_TEST(test_no_votes_for_a_node_being_removed)
 	 * that stands by a vote to remove P refuses P's own votes (seq 0: not
 	 * a ballot refusal, P must not retry at once). */
 	struct dm_msg m;
-	const struct dm_msg *v;
 
 	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
 	C.down[0] = true;
@@ -409,16 +394,13 @@ START_TEST(test_no_votes_for_a_node_being_removed)
 	suspect(1, 2, "node0", 0, 1, 1);
 	ck_assert_uint_eq(queued(2, 1, DM_MSG_SUSPECT_VOTE)->arg, 1);
 	suspect(0, 2, "node1", 0, 1, 2);
-	v = queued(2, 0, DM_MSG_SUSPECT_VOTE);
-	ck_assert_ptr_nonnull(v);
-	ck_assert_uint_eq(v->arg, 0);
-	ck_assert_uint_eq(v->seq, 0);
+	ck_assert_uint_eq(vote_queued(2, 0, 0)->seq, 0);
 	/* node1 gives its vote up: node0 may be heard again. */
 	memset(&m, 0, sizeof(m));
 	m.kind = DM_MSG_SUSPECT_ABORT;
 	m.serial = 1;
 	inject(1, 2, &m);
-	subject_msg(&m, DM_MSG_SUSPECT, "node1", 0);
+	h_subject_msg(&m, DM_MSG_SUSPECT, "node1", 0);
 	m.serial = 2;
 	m.arg = 3;
 	C.now += 8000;
@@ -436,28 +418,19 @@ START_TEST(test_erased_member_ack_not_counted)
 	 * erased), node4, and not by node2, node3 (condemning it): 2 of 4, no
 	 * lease, no grant yet. */
 	struct h_packet p;
-	struct dm_msg m;
 
-	h_init(&C, 5, DM_FAILURE_MAJORITY, 0);
-	h_acquire(&C, 0, 1, "q", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
-	for (int j = 1; j <= 4; j++) {
-		p = unqueue(0, j, DM_RA_REQUEST);
-		inject(p.from, p.to, &p.msg);
-	}
+	node0_request_delivered(5, "q");
 	p = unqueue(1, 0, DM_RA_REPLY);
 	ck_assert_uint_eq(p.msg.arg, 1);
 	inject(p.from, p.to, &p.msg);
-	subject_msg(&m, DM_MSG_NODE_FAILED, "node1", 0);
-	m.epoch = 1;
-	inject(2, 0, &m);				/* node1 erased */
+	node_failed(2, 0, "node1", 0, 1, 0);	/* node1 erased */
 	ck_assert_uint_eq(h_roster(&C, 0), 4);
 	for (int j = 2; j <= 3; j++) {
 		p = unqueue(j, 0, DM_RA_REPLY);
 		p.msg.arg = 0;				/* no lease ack */
 		inject(p.from, p.to, &p.msg);
 	}
-	p = unqueue(4, 0, DM_RA_REPLY);
-	inject(p.from, p.to, &p.msg);
+	deliver(4, 0, DM_RA_REPLY);
 	ck_assert_msg(!granted(1), "granted on a lease acknowledged by 2 of 4");
 }
 END_TEST
@@ -469,24 +442,15 @@ START_TEST(test_sponsor_gives_up_joiner_the_members_removed)
 	 * finished anyway, so the joiner became a member at the sponsor only
 	 * and granted beside the others with a repeated fencing token.  The
 	 * sponsor gives the join up instead (the joiner retries). */
-	struct h_packet p;
-	struct dm_msg m;
-
 	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
 	h_join(&C, 3, 0, DM_FAILURE_MAJORITY, 4);
-	p = unqueue(3, 0, DM_MSG_JOIN);
-	inject(p.from, p.to, &p.msg);
+	deliver(3, 0, DM_MSG_JOIN);
 	for (int j = 1; j <= 2; j++) {
-		p = unqueue(0, j, DM_RA_REQUEST);	/* the roster lock */
-		inject(p.from, p.to, &p.msg);
-		p = unqueue(j, 0, DM_RA_REPLY);
-		inject(p.from, p.to, &p.msg);
+		deliver(0, j, DM_RA_REQUEST);		/* the roster lock */
+		deliver(j, 0, DM_RA_REPLY);
 	}
-	p = unqueue(0, 1, DM_MSG_NODE_ADD);
-	inject(p.from, p.to, &p.msg);			/* node1 adds node3 ... */
-	subject_msg(&m, DM_MSG_NODE_FAILED, "node3", 4);
-	m.epoch = 1;
-	inject(1, 0, &m);				/* ... and removes it */
+	deliver(0, 1, DM_MSG_NODE_ADD);			/* node1 adds node3 ... */
+	node_failed(1, 0, "node3", 4, 1, 0);	/* ... and removes it */
 	ck_assert_ptr_nonnull(queued(0, 3, DM_MSG_JOIN_REFUSED));
 	h_pump(&C);					/* node2's ack arrives */
 	ck_assert_uint_eq(C.sent_kind[DM_MSG_ROSTER_END], 0);
@@ -505,14 +469,8 @@ START_TEST(test_new_epoch_grant_needs_fresh_lease_round)
 	struct h_packet p;
 	struct dm_msg m;
 
-	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
-	h_acquire(&C, 0, 1, "e", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
-	for (int j = 1; j <= 2; j++) {
-		p = unqueue(0, j, DM_RA_REQUEST);
-		inject(p.from, p.to, &p.msg);
-	}
-	p = unqueue(1, 0, DM_RA_REPLY);
-	inject(p.from, p.to, &p.msg);
+	node0_request_delivered(3, "e");
+	deliver(1, 0, DM_RA_REPLY);
 	memset(&m, 0, sizeof(m));
 	m.kind = DM_MSG_HEARTBEAT;			/* node1 is at epoch 5 */
 	m.epoch = 5;
@@ -523,9 +481,7 @@ START_TEST(test_new_epoch_grant_needs_fresh_lease_round)
 	ck_assert_uint_eq(p.msg.arg, 1);
 	inject(p.from, p.to, &p.msg);			/* permission, lease from epoch 0 */
 	ck_assert(!granted(1));
-	for (int k = 0; k < 20 && !granted(1); k++)
-		h_advance(&C, C.now + 100);
-	ck_assert(granted(1));
+	await_grant(1, 20);
 	ck_assert_uint_eq(h_find(&C, DM_FX_GRANT, 1)->token >> 40, 5);
 }
 END_TEST
@@ -536,14 +492,12 @@ START_TEST(test_joiner_points_joiners_at_its_sponsor)
 	 * another restarted (joining) node were refused for ever.  A joiner
 	 * that refuses a JOIN names the sponsor it asks itself. */
 	const struct dm_msg *r;
-	struct h_packet p;
 
 	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
 	h_join(&C, 3, 0, DM_FAILURE_MAJORITY, 2);	/* node3 asks node0 */
 	(void)unqueue(3, 0, DM_MSG_JOIN);
 	h_join(&C, 4, 3, DM_FAILURE_MAJORITY, 1);	/* node4 asks node3 */
-	p = unqueue(4, 3, DM_MSG_JOIN);
-	inject(p.from, p.to, &p.msg);
+	deliver(4, 3, DM_MSG_JOIN);
 	r = queued(3, 4, DM_MSG_JOIN_REFUSED);
 	ck_assert_ptr_nonnull(r);
 	ck_assert_str_eq(r->node, "node0");
@@ -564,30 +518,12 @@ START_TEST(test_announcement_ends_joined_vote)
 	 * node0 never got a lease ack again.  The prober's announcement ends
 	 * the vote whatever the member makes of it -- here it is ignored as
 	 * being about another incarnation than the one listed. */
-	struct dm_msg m;
-	size_t acks;
-
 	init_with_silent_node(3, 2);
-	suspect(1, 0, "node2", 1, 1, 3);
-	ck_assert_uint_eq(queued(0, 1, DM_MSG_SUSPECT_VOTE)->arg, 1);
-	memset(&m, 0, sizeof(m));
-	m.kind = DM_MSG_HEARTBEAT;
-	m.serial = 5;
-	m.incarnation = 1;
-	acks = C.sent_kind[DM_MSG_HEARTBEAT_ACK];
-	inject(2, 0, &m);
-	ck_assert_uint_eq(C.sent_kind[DM_MSG_HEARTBEAT_ACK], acks);	/* the vote holds */
-	subject_msg(&m, DM_MSG_NODE_FAILED, "node2", 77);	/* not the listed incarnation */
-	m.epoch = 3;
-	inject(1, 0, &m);
+	node0_agrees_to_node1s_vote("node2");
+	ck_assert_uint_eq(heartbeat_acks(2, 0, 5, 1, 0), 0);	/* the vote holds */
+	node_failed(1, 0, "node2", 77, 3, 0);		/* not the listed incarnation */
 	ck_assert_int_ge(h_index(&C, "node2"), 0);
-	memset(&m, 0, sizeof(m));
-	m.kind = DM_MSG_HEARTBEAT;
-	m.serial = 6;
-	m.incarnation = 1;
-	acks = C.sent_kind[DM_MSG_HEARTBEAT_ACK];
-	inject(2, 0, &m);
-	ck_assert_uint_eq(C.sent_kind[DM_MSG_HEARTBEAT_ACK], acks + 1);
+	ck_assert_uint_eq(heartbeat_acks(2, 0, 6, 1, 0), 1);
 }
 END_TEST
 
@@ -602,38 +538,20 @@ START_TEST(test_removed_prober_vote_still_stands)
 	 * committed before it went: its subject's listed incarnation gets no
 	 * lease ack from us any more. */
 	struct dm_msg m;
-	size_t acks;
 
 	init_with_silent_node(5, 4);
-	suspect(1, 0, "node4", 1, 1, 3);
-	ck_assert_uint_eq(queued(0, 1, DM_MSG_SUSPECT_VOTE)->arg, 1);
-	subject_msg(&m, DM_MSG_NODE_FAILED, "node1", 1);	/* the prober goes */
-	m.epoch = 4;
-	inject(2, 0, &m);
+	node0_agrees_to_node1s_vote("node4");
+	node_failed(2, 0, "node1", 1, 4, 0);		/* the prober goes */
 	ck_assert_uint_eq(h_roster(&C, 0), 4);
-	memset(&m, 0, sizeof(m));
-	m.kind = DM_MSG_HEARTBEAT;
-	m.serial = 5;
-	m.incarnation = 1;
-	m.epoch = 4;
-	acks = C.sent_kind[DM_MSG_HEARTBEAT_ACK];
-	inject(4, 0, &m);
-	ck_assert_msg(C.sent_kind[DM_MSG_HEARTBEAT_ACK] == acks,
+	ck_assert_msg(heartbeat_acks(4, 0, 5, 1, 4) == 0,
 	    "lease ack to a node whose removal may have been committed");
 	/* A new incarnation in that slot is another node: acknowledged. */
-	subject_msg(&m, DM_MSG_NODE_ADD, "node4", 2);
+	h_subject_msg(&m, DM_MSG_NODE_ADD, "node4", 2);
 	m.serial = 7;
 	m.seq = 1;					/* the sponsor's incarnation */
 	m.epoch = 4;
 	inject(2, 0, &m);
-	memset(&m, 0, sizeof(m));
-	m.kind = DM_MSG_HEARTBEAT;
-	m.serial = 6;
-	m.incarnation = 2;
-	m.epoch = 4;
-	acks = C.sent_kind[DM_MSG_HEARTBEAT_ACK];
-	inject(4, 0, &m);
-	ck_assert_uint_eq(C.sent_kind[DM_MSG_HEARTBEAT_ACK], acks + 1);
+	ck_assert_uint_eq(heartbeat_acks(4, 0, 6, 2, 4), 1);
 }
 END_TEST
 
@@ -647,29 +565,20 @@ START_TEST(test_late_announcement_of_joined_vote_stands)
 	 * stale announcement of a vote we agreed to leaves the agreement
 	 * standing, and we remove the subject ourselves at a current epoch. */
 	struct dm_msg m;
-	size_t acks;
 
 	init_with_silent_node(5, 4);
-	suspect(1, 0, "node4", 1, 1, 3);
-	ck_assert_uint_eq(queued(0, 1, DM_MSG_SUSPECT_VOTE)->arg, 1);
-	subject_msg(&m, DM_MSG_NODE_FAILED, "node3", 1);	/* a later removal */
+	node0_agrees_to_node1s_vote("node4");
+	h_subject_msg(&m, DM_MSG_NODE_FAILED, "node3", 1);	/* a later removal */
 	m.seq = 1;
 	m.epoch = 8;
 	inject(2, 0, &m);
 	ck_assert_uint_eq(h_roster(&C, 0), 4);
-	subject_msg(&m, DM_MSG_NODE_FAILED, "node4", 1);	/* node1's, late */
+	h_subject_msg(&m, DM_MSG_NODE_FAILED, "node4", 1);	/* node1's, late */
 	m.seq = 1;
 	m.epoch = 3;
 	inject(1, 0, &m);
 	ck_assert_uint_eq(h_roster(&C, 0), 4);		/* (stale: not applied) */
-	memset(&m, 0, sizeof(m));
-	m.kind = DM_MSG_HEARTBEAT;
-	m.serial = 5;
-	m.incarnation = 1;
-	m.epoch = 8;
-	acks = C.sent_kind[DM_MSG_HEARTBEAT_ACK];
-	inject(4, 0, &m);
-	ck_assert_msg(C.sent_kind[DM_MSG_HEARTBEAT_ACK] == acks,
+	ck_assert_msg(heartbeat_acks(4, 0, 5, 1, 8) == 0,
 	    "lease ack to a node whose removal we agreed to and saw announced");
 	ck_assert_ptr_nonnull(queued(0, 2, DM_MSG_SUSPECT));	/* ours, about node4 */
 	ck_assert_uint_gt(queued(0, 2, DM_MSG_SUSPECT)->arg, 8);
@@ -692,7 +601,7 @@ START_TEST(test_orphaned_vote_removes_live_subject)
 	ck_assert_uint_eq(queued(0, 1, DM_MSG_SUSPECT_VOTE)->arg, 1);
 	ck_assert_uint_eq(queued(2, 1, DM_MSG_SUSPECT_VOTE)->arg, 1);
 	C.down[1] = true;				/* the prober is gone */
-	subject_msg(&m, DM_MSG_NODE_FAILED, "node1", 1);
+	h_subject_msg(&m, DM_MSG_NODE_FAILED, "node1", 1);
 	m.seq = 1;
 	m.epoch = 4;
 	inject(2, 0, &m);
@@ -718,14 +627,12 @@ START_TEST(test_lost_vote_lets_another_removal_run)
 	 * removed) and alive to the others; node5 is down and removed by
 	 * everyone but node0.  node0's request needs node5 gone: the vote on
 	 * node4, refused by the others, must give way to the vote on node5. */
-	h_init(&C, 6, DM_FAILURE_MAJORITY, 0);
-	learn_incarnations();
+	init_acquainted(6);
 	C.down[4] = true;
 	C.down[5] = true;
 	h_advance(&C, C.now + 8000);			/* both silent past T_fail */
 	C.down[4] = false;
-	suspect(1, 0, "node4", 1, 1, 3);
-	ck_assert_uint_eq(queued(0, 1, DM_MSG_SUSPECT_VOTE)->arg, 1);
+	node0_agrees_to_node1s_vote("node4");
 	C.down[1] = true;				/* the prober is gone */
 	/* node4 takes a lock: everyone hears it, and its lease heartbeats
 	 * keep it heard. */
@@ -765,8 +672,7 @@ START_TEST(test_vote_not_asked_again_releases_voters)
 	struct dm_msg m;
 	uint64_t serial, ballot;
 
-	h_init(&C, 4, DM_FAILURE_MAJORITY, 0);
-	learn_incarnations();
+	init_acquainted(4);
 	C.down[3] = true;
 	h_advance(&C, C.now + 8000);			/* node3 silent past T_fail */
 	h_acquire(&C, 0, 1, "x", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
@@ -780,7 +686,7 @@ START_TEST(test_vote_not_asked_again_releases_voters)
 	ballot = held->arg;
 	ck_assert_uint_eq(h_roster(&C, 0), 4);		/* node0 + node1: no majority yet */
 
-	ck_assert(!heartbeat_acked(3, 1, 5));		/* node1 stands by the vote */
+	ck_assert_uint_eq(heartbeat_acks(3, 1, 5, 1, 0), 0);	/* node1 stands by the vote */
 
 	struct dm_event up = { .type = DM_EV_LINK_UP, .u.link.peer = C.names[3] };
 	ck_assert_int_eq(h_step(&C, 0, &up), 0);	/* node3 no longer silent at node0 */
@@ -797,7 +703,7 @@ START_TEST(test_vote_not_asked_again_releases_voters)
 	ck_assert_ptr_null(queued(0, 1, DM_MSG_NODE_FAILED));
 	C.cut[2] = false;
 	h_pump(&C);
-	ck_assert(heartbeat_acked(3, 1, 6));
+	ck_assert_uint_gt(heartbeat_acks(3, 1, 6, 1, 0), 0);
 	ck_assert_uint_eq(h_roster(&C, 1), 4);		/* node3 was never removed */
 }
 END_TEST
@@ -813,8 +719,7 @@ START_TEST(test_member_added_again_is_asked_again)
 	 * again, of it too. */
 	struct dm_msg m;
 
-	h_init(&C, 4, DM_FAILURE_MAJORITY, 0);
-	learn_incarnations();
+	init_acquainted(4);
 	C.down[3] = true;
 	node_failed(2, 0, "node3", 1, 5, 0);		/* node3's incarnation 1 removed */
 	ck_assert_uint_eq(h_roster(&C, 0), 3);
@@ -822,7 +727,7 @@ START_TEST(test_member_added_again_is_asked_again)
 	ck_assert_ptr_nonnull(queued(0, 1, DM_RA_REQUEST));
 	ck_assert_ptr_null(queued(0, 3, DM_RA_REQUEST));
 	C.down[3] = false;
-	subject_msg(&m, DM_MSG_NODE_ADD, "node3", 2);	/* its next incarnation */
+	h_subject_msg(&m, DM_MSG_NODE_ADD, "node3", 2);	/* its next incarnation */
 	m.serial = 7;
 	m.seq = 1;					/* the sponsor's incarnation */
 	m.epoch = 5;
@@ -863,12 +768,12 @@ START_TEST(test_rejoin_at_join_epoch_for_this_incarnation)
 	/* The same for an announcement of our removal naming us. */
 	h_fini(&C);
 	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
-	subject_msg(&m, DM_MSG_NODE_FAILED, "node0", 99);
+	h_subject_msg(&m, DM_MSG_NODE_FAILED, "node0", 99);
 	m.seq = 1;
 	m.epoch = 0;
 	inject(1, 0, &m);
 	ck_assert(h_ready(&C, 0));
-	subject_msg(&m, DM_MSG_NODE_FAILED, "node0", 1);
+	h_subject_msg(&m, DM_MSG_NODE_FAILED, "node0", 1);
 	m.seq = 1;
 	m.epoch = 0;
 	inject(1, 0, &m);
@@ -888,14 +793,13 @@ START_TEST(test_removed_incarnation_not_re_added)
 	struct dm_msg m;
 	const struct dm_msg *ack;
 
-	h_init(&C, 4, DM_FAILURE_MAJORITY, 0);
-	learn_incarnations();
-	subject_msg(&m, DM_MSG_NODE_FAILED, "node3", 1);
+	init_acquainted(4);
+	h_subject_msg(&m, DM_MSG_NODE_FAILED, "node3", 1);
 	m.seq = 1;
 	m.epoch = 2;
 	inject(1, 0, &m);
 	ck_assert_uint_eq(h_roster(&C, 0), 3);
-	subject_msg(&m, DM_MSG_NODE_ADD, "node3", 1);	/* the same incarnation */
+	h_subject_msg(&m, DM_MSG_NODE_ADD, "node3", 1);	/* the same incarnation */
 	m.seq = 1;
 	m.serial = 7;
 	m.epoch = 2;
@@ -904,7 +808,7 @@ START_TEST(test_removed_incarnation_not_re_added)
 	ack = queued(0, 2, DM_MSG_NODE_ADD_ACK);
 	ck_assert_ptr_nonnull(ack);
 	ck_assert_uint_eq(ack->serial, 7);
-	subject_msg(&m, DM_MSG_NODE_ADD, "node3", 5);	/* a new incarnation */
+	h_subject_msg(&m, DM_MSG_NODE_ADD, "node3", 5);	/* a new incarnation */
 	m.seq = 1;
 	m.serial = 8;
 	m.epoch = 2;
@@ -979,11 +883,9 @@ START_TEST(test_stale_epoch_node_add_ignored)
 	h_init(&C, 4, DM_FAILURE_MAJORITY, 0);
 	h_join(&C, 4, 1, DM_FAILURE_MAJORITY, 3);
 	(void)unqueue(4, 1, DM_MSG_JOIN);
-	subject_msg(&m, DM_MSG_NODE_FAILED, "node3", 0);
-	m.epoch = 5;
-	inject(2, 0, &m);				/* node0 is at epoch 5 */
+	node_failed(2, 0, "node3", 0, 5, 0);	/* node0 is at epoch 5 */
 	ck_assert_uint_eq(h_roster(&C, 0), 3);
-	subject_msg(&m, DM_MSG_NODE_ADD, "node4", 3);
+	h_subject_msg(&m, DM_MSG_NODE_ADD, "node4", 3);
 	m.serial = 9;
 	m.epoch = 4;
 	inject(1, 0, &m);
@@ -1009,16 +911,9 @@ START_TEST(test_replaced_entry_is_asked_again)
 	struct dm_msg m;
 	size_t requests;
 
-	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
-	learn_incarnations();
-	h_acquire(&C, 1, 1, "x", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
-	h_pump(&C);
-	ck_assert(granted(1));
-	h_acquire(&C, 0, 2, "x", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
-	h_pump(&C);					/* node1 defers, node2 replies */
-	ck_assert(!granted(2));
+	node0_waits_for_node1s_x();
 	requests = C.sent_kind[DM_RA_REQUEST];
-	subject_msg(&m, DM_MSG_NODE_ADD, "node1", 77);	/* node1's "new" incarnation */
+	h_subject_msg(&m, DM_MSG_NODE_ADD, "node1", 77);	/* node1's "new" incarnation */
 	m.serial = 4;
 	inject(2, 0, &m);
 	ck_assert_uint_eq(h_roster(&C, 0), 3);
@@ -1039,19 +934,12 @@ START_TEST(test_cancelled_replacement_restores_entry)
 	 * back (asking again) instead of removing the name. */
 	struct dm_msg m;
 
-	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
-	learn_incarnations();
-	h_acquire(&C, 1, 1, "x", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
-	h_pump(&C);
-	ck_assert(granted(1));
-	h_acquire(&C, 0, 2, "x", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
-	h_pump(&C);					/* node1 defers, node2 replies */
-	ck_assert(!granted(2));
-	subject_msg(&m, DM_MSG_NODE_ADD, "node1", 77);	/* a stale incarnation */
+	node0_waits_for_node1s_x();
+	h_subject_msg(&m, DM_MSG_NODE_ADD, "node1", 77);	/* a stale incarnation */
 	m.serial = 4;
 	inject(2, 0, &m);
 	ck_assert(!granted(2));
-	subject_msg(&m, DM_MSG_NODE_FAILED, "node1", 77);	/* its sponsor's cancel */
+	h_subject_msg(&m, DM_MSG_NODE_FAILED, "node1", 77);	/* its sponsor's cancel */
 	m.serial = 4;
 	m.arg = 1;
 	inject(2, 0, &m);
@@ -1076,7 +964,6 @@ START_TEST(test_restarted_node_refuses_older_roster)
 	 * older, while that member was heard within T_fail; later it does
 	 * (a lagging survivor must still be able to remove the dead). */
 	struct dm_msg m;
-	const struct dm_msg *v;
 
 	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
 	h_join(&C, 3, 0, DM_FAILURE_MAJORITY, 4);
@@ -1087,30 +974,23 @@ START_TEST(test_restarted_node_refuses_older_roster)
 	m.epoch = 9;
 	m.flags = DM_MSG_F_MEMBER;
 	inject(1, 3, &m);				/* a live member at epoch 9 */
-	subject_msg(&m, DM_MSG_SUSPECT, "node3", 2);	/* our old incarnation */
+	h_subject_msg(&m, DM_MSG_SUSPECT, "node3", 2);	/* our old incarnation */
 	m.epoch = 5;					/* the prober's roster */
 	m.arg = 20;					/* its ballot */
 	m.serial = 7;
 	inject(0, 3, &m);
-	v = queued(3, 0, DM_MSG_SUSPECT_VOTE);
-	ck_assert_ptr_nonnull(v);
-	ck_assert_uint_eq(v->serial, 7);
-	ck_assert_uint_eq(v->arg, 0);
+	ck_assert_uint_eq(vote_queued(3, 0, 0)->serial, 7);
 	m.epoch = 9;					/* not older: yes */
 	m.serial = 8;
 	m.arg = 21;
 	inject(0, 3, &m);
-	v = queued(3, 0, DM_MSG_SUSPECT_VOTE);
-	ck_assert_uint_eq(v->serial, 8);
-	ck_assert_uint_eq(v->arg, 1);
+	ck_assert_uint_eq(vote_queued(3, 0, 1)->serial, 8);
 	h_advance(&C, C.now + 7001);			/* that member silent for T_fail */
 	m.epoch = 5;
 	m.serial = 9;
 	m.arg = 22;
 	inject(0, 3, &m);
-	v = queued(3, 0, DM_MSG_SUSPECT_VOTE);
-	ck_assert_uint_eq(v->serial, 9);
-	ck_assert_uint_eq(v->arg, 1);
+	ck_assert_uint_eq(vote_queued(3, 0, 1)->serial, 9);
 }
 END_TEST
 
@@ -1123,7 +1003,7 @@ START_TEST(test_join_epoch_not_taken_over)
 	struct dm_engine_stats st;
 
 	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
-	subject_msg(&m, DM_MSG_JOIN, "node1", 3);	/* node1 restarted */
+	h_subject_msg(&m, DM_MSG_JOIN, "node1", 3);	/* node1 restarted */
 	m.epoch = 9;
 	inject(1, 0, &m);
 	dm_engine_get_stats(C.e[0], &st);
@@ -1148,8 +1028,7 @@ START_TEST(test_removal_by_removed_prober_obeyed)
 	 * exactly our incarnation, after our join, is obeyed whoever sends
 	 * it; a sponsor's cancel (arg 1) or one without an incarnation from
 	 * a non-member is not. */
-	h_init(&C, 4, DM_FAILURE_MAJORITY, 0);
-	learn_incarnations();
+	init_acquainted(4);
 	node_failed(1, 0, "node3", 1, 11, 0);		/* node0 removes node3 */
 	ck_assert_uint_eq(h_roster(&C, 0), 3);
 	node_failed(3, 0, "node0", 1, 8, 1);		/* a cancel: not us */
@@ -1172,8 +1051,7 @@ START_TEST(test_listed_joiner_join_does_not_stop_removal)
 	 * the vote goes on. */
 	struct dm_msg m;
 
-	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
-	learn_incarnations();
+	init_acquainted(3);
 	C.down[2] = true;
 	h_acquire(&C, 0, 1, "x", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
 	h_pump(&C);					/* node1 replies */
@@ -1182,7 +1060,7 @@ START_TEST(test_listed_joiner_join_does_not_stop_removal)
 	ck_assert_ptr_nonnull(queued(0, 1, DM_MSG_SUSPECT));
 	ck_assert_ptr_null(queued(0, 1, DM_MSG_SUSPECT_ABORT));
 	C.down[2] = false;
-	subject_msg(&m, DM_MSG_JOIN, "node2", 1);	/* the listed incarnation */
+	h_subject_msg(&m, DM_MSG_JOIN, "node2", 1);	/* the listed incarnation */
 	inject(2, 0, &m);
 	ck_assert_ptr_null(queued(0, 1, DM_MSG_SUSPECT_ABORT));
 	memset(&m, 0, sizeof(m));			/* a member's message is life */
@@ -1203,8 +1081,7 @@ START_TEST(test_other_incarnation_books_nothing)
 	struct dm_msg m;
 	size_t replies;
 
-	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
-	learn_incarnations();
+	init_acquainted(3);
 	h_acquire(&C, 0, 1, "x", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
 	h_pump(&C);
 	ck_assert(granted(1));
@@ -1255,24 +1132,15 @@ START_TEST(test_joiner_removed_incarnation_starts_again)
 	 * every other for ever.  A joiner told that its very incarnation was
 	 * removed starts again under a new one; other incarnations and a
 	 * sponsor's cancel (arg 1) change nothing. */
-	struct dm_msg m;
-
 	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
 	h_join(&C, 3, 0, DM_FAILURE_MAJORITY, 4);
 	C.cut[3] = true;				/* its JOINs stay queued */
 	ck_assert_ptr_nonnull(queued(3, 0, DM_MSG_JOIN));
-	subject_msg(&m, DM_MSG_NODE_FAILED, "node3", 3);	/* another incarnation */
-	m.epoch = 2;
-	inject(0, 3, &m);
-	subject_msg(&m, DM_MSG_NODE_FAILED, "node3", 4);	/* a cancel */
-	m.epoch = 2;
-	m.arg = 1;
-	inject(0, 3, &m);
+	node_failed(0, 3, "node3", 3, 2, 0);	/* another incarnation */
+	node_failed(0, 3, "node3", 4, 2, 1);	/* a cancel */
 	h_advance(&C, C.now + 30000);			/* join retries */
 	ck_assert(!joins_as_other_than(3, 4));
-	subject_msg(&m, DM_MSG_NODE_FAILED, "node3", 4);	/* removed */
-	m.epoch = 2;
-	inject(0, 3, &m);
+	node_failed(0, 3, "node3", 4, 2, 0);	/* removed */
 	h_advance(&C, C.now + 30000);			/* restart interval */
 	ck_assert(joins_as_other_than(3, 4));
 	ck_assert(!h_ready(&C, 3));
@@ -1284,8 +1152,6 @@ START_TEST(test_removed_at_join_epoch_starts_again)
 	/* 6296/9 and 8332/13 (partition): the same, the removal reaching the
 	 * joiner once it had its roster, at the very epoch that roster had:
 	 * honoured (the join-epoch rule of on_node_failed's self case). */
-	struct dm_msg m;
-
 	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
 	h_join(&C, 3, 0, DM_FAILURE_MAJORITY, 4);
 	h_pump(&C);
@@ -1293,9 +1159,7 @@ START_TEST(test_removed_at_join_epoch_starts_again)
 	ck_assert(h_ready(&C, 3));
 	ck_assert_uint_eq(h_roster(&C, 3), 4);
 	C.cut[3] = true;
-	subject_msg(&m, DM_MSG_NODE_FAILED, "node3", 4);
-	m.epoch = 0;					/* the join epoch */
-	inject(1, 3, &m);
+	node_failed(1, 3, "node3", 4, 0, 0);	/* the join epoch */
 	ck_assert(!h_ready(&C, 3));
 	h_advance(&C, C.now + 30000);
 	ck_assert(joins_as_other_than(3, 4));
@@ -1313,26 +1177,15 @@ START_TEST(test_leave_before_roster_is_not_lost)
 	 * acknowledge such a LEAVE and erase the leaver when its roster
 	 * comes. */
 	struct dm_event leave = { .type = DM_EV_LEAVE };
-	struct h_packet p;
 
-	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
-	h_join(&C, 3, 0, DM_FAILURE_MAJORITY, 1);
-	p = unqueue(3, 0, DM_MSG_JOIN);
-	C.cut[3] = true;				/* node0's roster to node3 waits */
-	inject(p.from, p.to, &p.msg);
-	h_pump(&C);
-	ck_assert_ptr_nonnull(queued(0, 3, DM_MSG_ROSTER_END));
+	node0_adds_node3_roster_held();
 	ck_assert_uint_eq(h_roster(&C, 2), 4);		/* node2 lists node3 */
 	ck_assert_int_eq(h_step(&C, 2, &leave), 0);
-	p = unqueue(2, 3, DM_MSG_LEAVE);
-	inject(p.from, p.to, &p.msg);			/* before the roster */
+	deliver(2, 3, DM_MSG_LEAVE);			/* before the roster */
 	ck_assert_ptr_nonnull(queued(3, 2, DM_MSG_LEAVE_ACK));
-	for (int k = 0; k < 3; k++) {			/* then the roster */
-		p = unqueue(0, 3, DM_MSG_ROSTER_ENTRY);
-		inject(p.from, p.to, &p.msg);
-	}
-	p = unqueue(0, 3, DM_MSG_ROSTER_END);
-	inject(p.from, p.to, &p.msg);
+	for (int k = 0; k < 3; k++)			/* then the roster */
+		deliver(0, 3, DM_MSG_ROSTER_ENTRY);
+	deliver(0, 3, DM_MSG_ROSTER_END);
 	C.cut[3] = false;
 	h_pump(&C);
 	ck_assert(h_ready(&C, 3));
@@ -1358,15 +1211,12 @@ START_TEST(test_leaving_sponsor_redirects_refused_joiner)
 	 * busy (and a leaving member's own refusals name one). */
 	struct dm_event leave = { .type = DM_EV_LEAVE };
 	const struct dm_msg *r;
-	struct h_packet p;
 
 	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
 	h_join(&C, 3, 0, DM_FAILURE_MAJORITY, 1);
-	p = unqueue(3, 0, DM_MSG_JOIN);
-	inject(p.from, p.to, &p.msg);			/* node0 sponsors node3 */
+	deliver(3, 0, DM_MSG_JOIN);			/* node0 sponsors node3 */
 	h_join(&C, 4, 0, DM_FAILURE_MAJORITY, 1);
-	p = unqueue(4, 0, DM_MSG_JOIN);
-	inject(p.from, p.to, &p.msg);			/* busy: refused */
+	deliver(4, 0, DM_MSG_JOIN);			/* busy: refused */
 	ck_assert_ptr_nonnull(queued(0, 4, DM_MSG_JOIN_REFUSED));
 	h_pump(&C);
 	ck_assert(h_ready(&C, 3));
@@ -1399,8 +1249,7 @@ START_TEST(test_silent_entry_suspected_when_another_incarnation_speaks)
 	 * of another incarnation (a dead one's late message) changes nothing. */
 	struct dm_msg m, add;
 
-	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
-	learn_incarnations();
+	init_acquainted(3);
 	memset(&m, 0, sizeof(m));
 	m.kind = DM_MSG_HEARTBEAT;
 	m.incarnation = 2;
@@ -1410,7 +1259,7 @@ START_TEST(test_silent_entry_suspected_when_another_incarnation_speaks)
 	ck_assert_uint_eq(C.sent_kind[DM_MSG_SUSPECT], 0);
 	/* node2's listed incarnation dies; node1 learns of incarnation 2. */
 	C.down[2] = true;
-	subject_msg(&add, DM_MSG_NODE_ADD, "node2", 2);
+	h_subject_msg(&add, DM_MSG_NODE_ADD, "node2", 2);
 	add.serial = 7;
 	add.seq = 1;
 	inject(0, 1, &add);
@@ -1438,9 +1287,8 @@ START_TEST(test_stale_join_does_not_condemn_live_member)
 	 * listed incarnation speaking again lifts the condemnation. */
 	struct dm_msg j;
 
-	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
-	learn_incarnations();
-	subject_msg(&j, DM_MSG_JOIN, "node2", 7);
+	init_acquainted(3);
+	h_subject_msg(&j, DM_MSG_JOIN, "node2", 7);
 	inject(2, 0, &j);
 	inject(2, 1, &j);
 	h_pump(&C);
@@ -1469,15 +1317,14 @@ START_TEST(test_sponsor_applies_removal_of_listed_joiner)
 	struct dm_msg m;
 
 	init_with_silent_node(3, 2);
-	subject_msg(&m, DM_MSG_JOIN, "node2", 1);	/* the listed incarnation asks again */
+	h_subject_msg(&m, DM_MSG_JOIN, "node2", 1);	/* the listed incarnation asks again */
 	inject(2, 0, &m);
 	ck_assert_ptr_nonnull(queued(0, 1, DM_RA_REQUEST));	/* node0 sponsors: roster lock */
-	suspect(1, 0, "node2", 1, 1, 3);
-	ck_assert_uint_eq(queued(0, 1, DM_MSG_SUSPECT_VOTE)->arg, 1);	/* node0 agrees */
+	node0_agrees_to_node1s_vote("node2");
 	node_failed(1, 0, "node2", 1, 3, 0);
 	ck_assert_ptr_nonnull(queued(0, 2, DM_MSG_JOIN_REFUSED));	/* the join is given up */
 	ck_assert_uint_eq(h_roster(&C, 0), 2);		/* and the entry erased */
-	ck_assert(!heartbeat_acked(2, 0, 9));
+	ck_assert_uint_eq(heartbeat_acks(2, 0, 9, 1, 0), 0);
 }
 END_TEST
 
@@ -1507,13 +1354,7 @@ START_TEST(test_sponsor_drops_joiner_that_joined_and_left)
 	 * next joiner must get in. */
 	struct h_packet join, held;
 
-	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
-	h_join(&C, 3, 0, DM_FAILURE_MAJORITY, 1);
-	join = unqueue(3, 0, DM_MSG_JOIN);
-	C.cut[3] = true;				/* node0's roster waits */
-	inject(join.from, join.to, &join.msg);
-	h_pump(&C);
-	ck_assert_ptr_nonnull(queued(0, 3, DM_MSG_ROSTER_END));
+	join = node0_adds_node3_roster_held();
 	ck_assert_uint_eq(h_roster(&C, 1), 4);		/* node1 lists node3 */
 	inject(3, 1, &join.msg);			/* node1 sponsors it too */
 	held = unqueue(1, 2, DM_MSG_ALGO_BASE);		/* its REQUEST to node2 */
@@ -1600,12 +1441,12 @@ START_TEST(test_joiner_takes_newer_epoch_node_add)
 	h_join(&C, 3, 0, DM_FAILURE_MAJORITY, 1);	/* its JOIN stays queued */
 	ck_assert(!h_ready(&C, 3));
 	ck_assert_uint_eq(listed_incarnation(3, "node1"), 0);
-	subject_msg(&m, DM_MSG_NODE_ADD, "node2", 3);
+	h_subject_msg(&m, DM_MSG_NODE_ADD, "node2", 3);
 	m.serial = 1;
 	m.epoch = 5;
 	inject(1, 3, &m);				/* node1: not listed by node3 */
 	ck_assert_uint_eq(listed_incarnation(3, "node2"), 3);
-	subject_msg(&m, DM_MSG_NODE_ADD, "node2", 5);
+	h_subject_msg(&m, DM_MSG_NODE_ADD, "node2", 5);
 	m.serial = 1;
 	m.epoch = 15;
 	inject(1, 3, &m);
@@ -1613,12 +1454,12 @@ START_TEST(test_joiner_takes_newer_epoch_node_add)
 	    "the joiner lists node2's incarnation %llu, not the newer epoch's 5",
 	    (unsigned long long)listed_incarnation(3, "node2"));
 	ck_assert_ptr_nonnull(queued(3, 1, DM_MSG_NODE_ADD_ACK));
-	subject_msg(&m, DM_MSG_NODE_ADD, "node2", 7);	/* same epoch: no */
+	h_subject_msg(&m, DM_MSG_NODE_ADD, "node2", 7);	/* same epoch: no */
 	m.serial = 2;
 	m.epoch = 15;
 	inject(1, 3, &m);
 	ck_assert_uint_eq(listed_incarnation(3, "node2"), 5);
-	subject_msg(&m, DM_MSG_NODE_ADD, "node2", 3);	/* the dead one's, late */
+	h_subject_msg(&m, DM_MSG_NODE_ADD, "node2", 3);	/* the dead one's, late */
 	m.serial = 2;
 	m.epoch = 5;
 	inject(1, 3, &m);
@@ -1744,7 +1585,7 @@ START_TEST(test_removed_incarnation_restarts_to_join)
 	node_failed(1, 0, "node3", 1, 5, 0);		/* node0 removes node3-1 */
 	ck_assert_uint_eq(h_roster(&C, 0), 3);
 	/* Its JOIN, as node3 would send it still joining under incarnation 1. */
-	subject_msg(&m, DM_MSG_JOIN, "node3", 1);
+	h_subject_msg(&m, DM_MSG_JOIN, "node3", 1);
 	adds = C.sent_kind[DM_MSG_NODE_ADD];
 	algo = C.sent_algo;
 	h_inject(&C, 3, 0, &m);

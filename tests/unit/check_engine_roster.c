@@ -4,23 +4,20 @@
  * failure detection with ARE_YOU_THERE / YES_I_AM_HERE, paper and majority
  * removal, rejoin of a removed node, restart of a peer.
  */
+#define H_FILE_CLUSTER	/* engine_harness.h: one cluster C, teardown(), short names on C */
 #include "engine_harness.h"
 
-static struct h_cluster C;
-
-/* The harness's message helpers on this file's cluster. */
-#define inject(from, to, m)	h_inject(&C, (from), (to), (m))
-#define queued(from, to, kind)	h_queued(&C, (from), (to), (kind))
-#define unqueue(from, to, kind)	h_unqueue(&C, (from), (to), (kind))
-
+/* Three members under the majority policy with node2 down: node0's request
+ * for lock (handle 1) is granted within 10 s (node2 voted out). */
 static void
-teardown(void)
+node0_granted_without_node2(const char *lock)
 {
-	h_fini(&C);
+	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
+	C.down[2] = true;
+	h_acquire(&C, 0, 1, lock, DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&C);
+	await_grant(1, 100);
 }
-
-/* Whether client handle h of this file's cluster was granted. */
-#define granted(h)	h_granted(&C, (h))
 
 START_TEST(test_join_through_sponsor)
 {
@@ -169,13 +166,7 @@ END_TEST
 
 START_TEST(test_failure_majority_epoch)
 {
-	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
-	C.down[2] = true;
-	h_acquire(&C, 0, 1, "m", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
-	h_pump(&C);
-	for (int k = 0; k < 100 && !granted(1); k++)
-		h_advance(&C, C.now + 100);
-	ck_assert(granted(1));
+	node0_granted_without_node2("m");
 	ck_assert_uint_ge(C.sent_kind[DM_MSG_SUSPECT], 1);
 	ck_assert_uint_ge(C.sent_kind[DM_MSG_SUSPECT_VOTE], 1);
 	ck_assert_uint_eq(h_find(&C, DM_FX_GRANT, 1)->token >> 40, 1);
@@ -308,9 +299,7 @@ START_TEST(test_prober_retries_above_refused_ballot)
 	C.qhead = C.qtail;		/* (its answer is lost) */
 	h_acquire(&C, 0, 1, "b", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
 	h_pump(&C);
-	for (int k = 0; k < 100 && !granted(1); k++)
-		h_advance(&C, C.now + 100);
-	ck_assert(granted(1));
+	await_grant(1, 100);
 	ck_assert_uint_eq(h_roster(&C, 0), 2);
 	ck_assert_uint_ge(h_find(&C, DM_FX_GRANT, 1)->token >> 40, 6);
 }
@@ -366,13 +355,7 @@ END_TEST
 static void
 remove_node2_behind_its_back(void)
 {
-	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
-	C.down[2] = true;
-	h_acquire(&C, 0, 1, "f", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
-	h_pump(&C);
-	for (int k = 0; k < 100 && !granted(1); k++)
-		h_advance(&C, C.now + 100);
-	ck_assert(granted(1));
+	node0_granted_without_node2("f");
 	ck_assert_uint_eq(h_roster(&C, 0), 2);
 	ck_assert_uint_eq(h_roster(&C, 1), 2);
 	h_release(&C, 0, 1);
@@ -395,9 +378,7 @@ START_TEST(test_link_up_from_removed_node_rejoin)
 	ck_assert(!h_ready(&C, 2));
 	h_advance(&C, C.now + 10000);
 	h_pump(&C);
-	for (int k = 0; k < 100 && !h_ready(&C, 2); k++)
-		h_advance(&C, C.now + 100);
-	ck_assert(h_ready(&C, 2));
+	await_ready(2, 100);
 	for (int i = 0; i < 3; i++)
 		ck_assert_uint_eq(h_roster(&C, i), 3);
 	h_acquire(&C, 2, 2, "f", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
@@ -439,9 +420,7 @@ START_TEST(test_static_restart_rejoins)
 		ck_assert_uint_eq(h_roster(&C, i), 3);
 	h_acquire(&C, 2, 2, "f", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
 	h_pump(&C);
-	for (int k = 0; k < 100 && !granted(2); k++)
-		h_advance(&C, C.now + 100);
-	ck_assert(granted(2));
+	await_grant(2, 100);
 	ck_assert_uint_gt(h_find(&C, DM_FX_GRANT, 2)->token, h_find(&C, DM_FX_GRANT, 1)->token);
 }
 END_TEST
@@ -457,13 +436,7 @@ START_TEST(test_sponsor_replaces_stale_incarnation)
 
 	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
 	h_join(&C, 3, 0, DM_FAILURE_MAJORITY, 5);
-	memset(&m, 0, sizeof(m));
-	m.kind = DM_MSG_NODE_ADD;
-	m.node_len = 5;
-	memcpy(m.node, "node3", 6);
-	m.address_len = 11;
-	memcpy(m.address, "127.0.0.1:2", 12);
-	m.incarnation = 4;
+	h_subject_msg(&m, DM_MSG_NODE_ADD, "node3", 4);
 	m.serial = 99;
 	/* Deliver only the JOIN: node0 starts sponsoring (roster lock). */
 	ck_assert_uint_eq(C.qtail - C.qhead, 1);
@@ -472,9 +445,7 @@ START_TEST(test_sponsor_replaces_stale_incarnation)
 	inject(join.from, join.to, &join.msg);
 	inject(1, 0, &m);
 	h_pump(&C);
-	for (int k = 0; k < 100 && !h_ready(&C, 3); k++)
-		h_advance(&C, C.now + 100);
-	ck_assert(h_ready(&C, 3));
+	await_ready(3, 100);
 	/* A retried JOIN of the same incarnation arrives late. */
 	memset(&m, 0, sizeof(m));
 	m.kind = DM_MSG_JOIN;
@@ -564,27 +535,17 @@ START_TEST(test_stale_join_never_erases_live_member)
 	 * member) erase the live node3, i.e. take its reply for x as given,
 	 * and grant x while node3 holds it (seed 8000024/8). */
 	struct dm_msg m;
-	struct h_packet p, held;
+	struct h_packet held;
 
 	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
 	h_join(&C, 3, 1, DM_FAILURE_MAJORITY, 5);
-	p = unqueue(3, 1, DM_MSG_JOIN);
-	inject(p.from, p.to, &p.msg);			/* node1 sponsors node3/5 */
-	p = unqueue(1, 0, DM_RA_REQUEST);
-	inject(p.from, p.to, &p.msg);			/* node0 replies: node1 first */
-	memset(&m, 0, sizeof(m));
-	m.kind = DM_MSG_JOIN;
-	m.node_len = 5;
-	memcpy(m.node, "node3", 6);
-	m.address_len = 11;
-	memcpy(m.address, "127.0.0.1:2", 12);
-	m.incarnation = 4;
+	deliver(3, 1, DM_MSG_JOIN);			/* node1 sponsors node3/5 */
+	deliver(1, 0, DM_RA_REQUEST);			/* node0 replies: node1 first */
+	h_subject_msg(&m, DM_MSG_JOIN, "node3", 4);
 	inject(3, 0, &m);				/* the stale JOIN */
 	held = unqueue(0, 2, DM_RA_REQUEST);		/* node0's roster lock waits */
 	h_pump(&C);
-	for (int k = 0; k < 100 && !h_ready(&C, 3); k++)
-		h_advance(&C, C.now + 100);
-	ck_assert(h_ready(&C, 3));
+	await_ready(3, 100);
 	for (int i = 0; i < 4; i++)
 		ck_assert_uint_eq(h_roster(&C, i), 4);
 	h_acquire(&C, 3, 1, "x", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);

@@ -375,6 +375,39 @@ h_inject(struct h_cluster *c, int from, int to, struct dm_msg *m)
 	ck_assert_int_eq(h_step(c, to, &ev), 0);
 }
 
+/* Zero *m, then make it a message of kind about subject's incarnation
+ * (its address 127.0.0.1:2). */
+static inline void
+h_subject_msg(struct dm_msg *m, uint8_t kind, const char *subject, uint64_t incarnation)
+{
+	memset(m, 0, sizeof(*m));
+	m->kind = kind;
+	m->node_len = (uint8_t)strlen(subject);
+	memcpy(m->node, subject, m->node_len + 1u);
+	m->address_len = 11;
+	memcpy(m->address, "127.0.0.1:2", 12);
+	m->incarnation = incarnation;
+}
+
+/* Let time pass, 100 ms at a time, until node is READY (at most rounds). */
+static inline void
+h_await_ready(struct h_cluster *c, int node, int rounds)
+{
+	for (int k = 0; k < rounds && !h_ready(c, node); k++)
+		h_advance(c, c->now + 100);
+	ck_assert_msg(h_ready(c, node), "node%d not READY after %d ms", node, rounds * 100);
+}
+
+/* Let time pass, 100 ms at a time, until handle h is granted (at most rounds). */
+static inline void
+h_await_grant(struct h_cluster *c, uint64_t h, int rounds)
+{
+	for (int k = 0; k < rounds && !h_granted(c, h); k++)
+		h_advance(c, c->now + 100);
+	ck_assert_msg(h_granted(c, h), "handle %llu not granted after %d ms",
+	    (unsigned long long)h, rounds * 100);
+}
+
 /* The last queued (undelivered) message of kind from -> to, or NULL. */
 static inline const struct dm_msg *
 h_queued(const struct h_cluster *c, int from, int to, uint8_t kind)
@@ -422,5 +455,36 @@ h_unqueue(struct h_cluster *c, int from, int to, uint8_t kind)
 	ck_abort_msg("no queued message of kind %u from %d to %d", kind, from, to);
 	return p;
 }
+
+/* Take the first queued message of kind from -> to out of the queue and
+ * deliver it now, ahead of the others. */
+static inline void
+h_deliver(struct h_cluster *c, int from, int to, uint8_t kind)
+{
+	struct h_packet p = h_unqueue(c, from, to, kind);
+
+	h_inject(c, p.from, p.to, &p.msg);
+}
+
+#ifdef H_FILE_CLUSTER
+/* For a file whose tests all run on one cluster, C: the fixture's teardown
+ * and the harness's helpers on C under short names. */
+static struct h_cluster C;
+
+/* Free C's engines and queue after each test (the checked fixture's teardown). */
+static void
+teardown(void)
+{
+	h_fini(&C);
+}
+
+#define inject(from, to, m)		h_inject(&C, (from), (to), (m))
+#define queued(from, to, kind)		h_queued(&C, (from), (to), (kind))
+#define unqueue(from, to, kind)		h_unqueue(&C, (from), (to), (kind))
+#define deliver(from, to, kind)		h_deliver(&C, (from), (to), (kind))
+#define granted(h)			h_granted(&C, (h))
+#define await_ready(node, rounds)	h_await_ready(&C, (node), (rounds))
+#define await_grant(h, rounds)		h_await_grant(&C, (h), (rounds))
+#endif /* H_FILE_CLUSTER */
 
 #endif /* ENGINE_HARNESS_H */
