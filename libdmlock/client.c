@@ -1,9 +1,11 @@
 /*
- * client.c: libdmlock's connection and lock objects: connect, buffered
+ * client.c: libdmlock's connection object: connect and close, buffered
  * non-blocking I/O on the Unix socket, dispatch of daemon lines to lock
- * objects and callbacks, self-detected expiry of grant deadlines, and the
- * blocking calls built on top of dmlock_process().  Speaks the protocol only
- * through local_proto.h.  Never logs, never touches signals.
+ * objects and callbacks, self-detected expiry of grant deadlines,
+ * dmlock_process() and the connection's accessors.  The lock calls are in
+ * client_lock.c, the daemon queries in client_query.c; what the three share
+ * is in internal.h.  Speaks the protocol only through local_proto.h.  Never
+ * logs, never touches signals.
  */
 #include "config.h"
 
@@ -25,60 +27,15 @@
 #include "local_proto.h"
 #include "socket_path.h"
 
-#define CONN_INBUF_SIZE		4096
 #define CONN_OUTBUF_MAX		(64 * 1024)
 #define GREETING_TIMEOUT_MS	10000
-/* How long a blocking call waits for the daemon beyond the wait it asked
- * for before giving up on a silent daemon. */
-#define DAEMON_GRACE_MS		10000
 #define STATUS_MAX		(4 * 1024 * 1024)
-
-struct dmlock_conn {
-	int		 fd;
-	int		 broken;	/* 0, or the error that broke the connection */
-	char		 node[DM_NODE_NAME_MAX + 1];
-	char		 algorithm[DM_ALGORITHM_NAME_MAX + 1];
-
-	char		 in[CONN_INBUF_SIZE];
-	size_t		 in_len;
-	char		*out;
-	size_t		 out_len;
-	size_t		 out_cap;
-
-	struct dmlock_lock *locks;	/* live lock objects of this connection */
-	size_t		 n_daemon;	/* ids the daemon still tracks */
-	uint64_t	 next_id;
-
-	unsigned	 pongs;		/* PONG lines received */
-	bool		 status_active;	/* collecting a status block */
-	bool		 status_done;
-	char		*status;
-	size_t		 status_len;
-	int		 status_error;	/* ERROR - answered the query instead */
-	char		 message[LP_TEXT_MAX + 1];	/* text of the last DENIED/LOST */
-};
-
-struct dmlock_lock {
-	struct dmlock_conn *conn;	/* NULL once the connection is closed */
-	struct dmlock_lock *prev, *next;
-	uint64_t	 id;
-	char		 name[DM_LOCK_NAME_MAX + 1];
-	enum dmlock_mode mode;
-	enum dmlock_state state;
-	int		 error;
-	uint64_t	 token;
-	uint64_t	 deadline;
-	bool		 was_lost;	/* lost before a release was asked */
-	char		 message[LP_TEXT_MAX + 1];	/* text of DENIED/LOST */
-	dmlock_callback_fn *cb;
-	void		*userdata;
-};
 
 static int conn_flush(struct dmlock_conn *c);
 
 /* ---- small helpers ---------------------------------------------------- */
 
-static void
+void
 lock_link(struct dmlock_conn *c, struct dmlock_lock *l)
 {
 	l->conn = c;
@@ -89,7 +46,7 @@ lock_link(struct dmlock_conn *c, struct dmlock_lock *l)
 	c->locks = l;
 }
 
-static void
+void
 lock_unlink(struct dmlock_lock *l)
 {
 	struct dmlock_conn *c = l->conn;
@@ -152,7 +109,7 @@ conn_queue(struct dmlock_conn *c, const char *line, size_t len)
 	return 0;
 }
 
-static int
+int
 conn_send_request(struct dmlock_conn *c, const struct lp_request *req)
 {
 	char line[LP_LINE_MAX];
@@ -166,7 +123,7 @@ conn_send_request(struct dmlock_conn *c, const struct lp_request *req)
 	return r == -EAGAIN ? 0 : r;
 }
 
-static int
+int
 conn_send_id(struct dmlock_conn *c, enum lp_verb verb, uint64_t id)
 {
 	struct lp_request req = { .verb = verb };
@@ -229,8 +186,8 @@ conn_flush(struct dmlock_conn *c)
 
 /* ---- dispatch of daemon lines ---------------------------------------- */
 
-static int
-status_append(struct dmlock_conn *c, const char *text, size_t len)
+int
+conn_status_append(struct dmlock_conn *c, const char *text, size_t len)
 {
 	if (c->status_len + len + 2 > STATUS_MAX)
 		return -EPROTO;
@@ -323,7 +280,7 @@ dispatch_line(struct dmlock_conn *c, const char *line, size_t len)
 				c->status_done = true;
 				c->status_error = lp_error_errno(rep.code);
 				c->status_len = 0;
-				int r = status_append(c, rep.text, rep.text_len);
+				int r = conn_status_append(c, rep.text, rep.text_len);
 				if (r < 0)
 					return r;
 			}
@@ -344,7 +301,7 @@ dispatch_line(struct dmlock_conn *c, const char *line, size_t len)
 	case LP_R_STATUS_LINE:
 		if (!c->status_active)
 			return 0;
-		return status_append(c, rep.text, rep.text_len);
+		return conn_status_append(c, rep.text, rep.text_len);
 	case LP_R_END:
 		if (c->status_active) {
 			c->status_active = false;
@@ -441,7 +398,7 @@ dmlock_process(struct dmlock_conn *conn)
 /* Wait for input or output readiness until until_ms (CLOCK_BOOTTIME ms, 0 for
  * no limit), then process.  Returns 0, -ETIMEDOUT if the time is up, or the
  * connection's error. */
-static int
+int
 conn_wait(struct dmlock_conn *c, uint64_t until_ms)
 {
 	if (c->broken != 0)
@@ -659,313 +616,8 @@ dmlock_timeout(const struct dmlock_conn *conn)
 	return best - now > INT_MAX ? INT_MAX : (int)(best - now);
 }
 
-/* ---- locks: non-blocking ----------------------------------------------- */
-
-DMLOCK_EXPORT int
-dmlock_submit_acquire(struct dmlock_conn *conn, const char *name, enum dmlock_mode mode,
-    int64_t timeout_ms, dmlock_callback_fn *cb, void *userdata, struct dmlock_lock **ret)
-{
-	struct lp_request req = { .verb = LP_ACQUIRE };
-	struct dmlock_lock *l;
-	int r;
-
-	if (conn == NULL || name == NULL || ret == NULL)
-		return -EINVAL;
-	if (conn->broken != 0)
-		return conn->broken;
-	size_t len = strlen(name);
-	if (!dm_lock_name_valid(name, len) ||
-	    (mode != DMLOCK_EXCLUSIVE && mode != DMLOCK_SHARED) || timeout_ms < -1 ||
-	    (timeout_ms > 0 && (uint64_t)timeout_ms > LP_WAIT_MS_MAX))
-		return -EINVAL;
-	if (conn->n_daemon >= LP_REQUESTS_MAX)
-		return -ENOBUFS;
-
-	l = calloc(1, sizeof(*l));
-	if (l == NULL)
-		return -ENOMEM;
-	l->id = conn->next_id++;
-	memcpy(l->name, name, len + 1);
-	l->mode = mode;
-	l->state = DMLOCK_STATE_PENDING;
-	l->cb = cb;
-	l->userdata = userdata;
-
-	snprintf(req.id, sizeof(req.id), "%" PRIu64, l->id);
-	memcpy(req.lock, name, len + 1);
-	req.lock_len = len;
-	req.mode = mode == DMLOCK_SHARED ? DM_MODE_SHARED : DM_MODE_EXCLUSIVE;
-	req.wait_ms = timeout_ms < 0 ? LP_WAIT_FOREVER : (uint64_t)timeout_ms;
-	r = conn_send_request(conn, &req);
-	if (r < 0)
-		goto fail;
-	conn->n_daemon++;
-	lock_link(conn, l);
-	*ret = l;
-	return 0;
-fail:
-	free(l);
-	return r;
-}
-
-DMLOCK_EXPORT int
-dmlock_submit_release(struct dmlock_lock *lock)
-{
-	if (lock == NULL)
-		return -EINVAL;
-	if (lock->state != DMLOCK_STATE_PENDING && lock->state != DMLOCK_STATE_HELD)
-		return -ENOLCK;
-	if (lock->conn == NULL)
-		return -ECONNRESET;
-	int r = conn_send_id(lock->conn, LP_CANCEL, lock->id);
-	if (r < 0)
-		return r;
-	lock->state = DMLOCK_STATE_RELEASING;
-	return 0;
-}
-
-DMLOCK_EXPORT struct dmlock_lock *
-dmlock_lock_free(struct dmlock_lock *lock)
-{
-	if (lock == NULL)
-		return NULL;
-	/* A CANCEL that fails breaks the connection, which calls the callbacks
-	 * of live locks: not this one's, which might free it a second time. */
-	lock->cb = NULL;
-	if (lock->conn != NULL && lock->conn->broken == 0 &&
-	    (lock->state == DMLOCK_STATE_PENDING || lock->state == DMLOCK_STATE_HELD))
-		(void)conn_send_id(lock->conn, LP_CANCEL, lock->id);
-	lock_unlink(lock);
-	free(lock);
-	return NULL;
-}
-
-/* ---- locks: blocking ----------------------------------------------------- */
-
-DMLOCK_EXPORT int
-dmlock_acquire(struct dmlock_conn *conn, const char *name, enum dmlock_mode mode,
-    int64_t timeout_ms, struct dmlock_lock **ret)
-{
-	struct dmlock_lock *l;
-	int r;
-
-	if (ret == NULL)
-		return -EINVAL;
-	r = dmlock_submit_acquire(conn, name, mode, timeout_ms, NULL, NULL, &l);
-	if (r < 0)
-		return r;
-	uint64_t until = 0;
-	if (timeout_ms >= 0)
-		until = dmlock_now_ms() + (uint64_t)timeout_ms + DAEMON_GRACE_MS;
-	while (l->state == DMLOCK_STATE_PENDING) {
-		r = conn_wait(conn, until);
-		if (r < 0 && l->state == DMLOCK_STATE_PENDING) {
-			dmlock_lock_free(l);	/* cancels it */
-			/* Our own give-up on a silent daemon is not the daemon
-			 * saying the wait expired (-ETIMEDOUT). */
-			return r == -ETIMEDOUT ? -ETIME : r;
-		}
-	}
-	if (l->state != DMLOCK_STATE_HELD) {
-		/* Granted and lost before we return (its LOST came with the
-		 * grant, or the grant's deadline had passed): not held, and
-		 * not a wait that expired either. */
-		if (l->state == DMLOCK_STATE_LOST)
-			r = -ENOLCK;
-		else
-			r = l->error < 0 ? l->error : -EIO;
-		dmlock_lock_free(l);
-		return r;
-	}
-	*ret = l;
-	return 0;
-}
-
-DMLOCK_EXPORT int
-dmlock_release(struct dmlock_lock *lock)
-{
-	int r = 0;
-
-	if (lock == NULL)
-		return 0;
-	/* The lock is freed here in every case: no callback of it may run (one
-	 * that frees it, as callbacks may, would free it twice). */
-	lock->cb = NULL;
-	struct dmlock_conn *c = lock->conn;
-	if (lock->state == DMLOCK_STATE_PENDING || lock->state == DMLOCK_STATE_HELD) {
-		r = dmlock_submit_release(lock);
-		uint64_t until = dmlock_now_ms() + DAEMON_GRACE_MS;
-		while (r == 0 && lock->state == DMLOCK_STATE_RELEASING)
-			r = conn_wait(c, until);
-		if (r == 0 && lock->was_lost)
-			r = -ENOLCK;
-		else if (r == 0 && lock->error < 0 && c->broken != 0)
-			r = lock->error;
-	} else if (lock->was_lost || lock->state == DMLOCK_STATE_DENIED)
-		r = -ENOLCK;
-	dmlock_lock_free(lock);
-	return r;
-}
-
-DMLOCK_EXPORT int
-dmlock_lock_check(struct dmlock_lock *lock)
-{
-	if (lock == NULL)
-		return -EINVAL;
-	if (lock->conn != NULL && lock->state == DMLOCK_STATE_HELD)
-		(void)dmlock_process(lock->conn);
-	return lock->state == DMLOCK_STATE_HELD ? 0 : -ENOLCK;
-}
-
-DMLOCK_EXPORT enum dmlock_state
-dmlock_lock_state(const struct dmlock_lock *lock)
-{
-	return lock->state;
-}
-
-DMLOCK_EXPORT int
-dmlock_lock_error(const struct dmlock_lock *lock)
-{
-	return lock->error;
-}
-
-DMLOCK_EXPORT uint64_t
-dmlock_lock_token(const struct dmlock_lock *lock)
-{
-	return lock != NULL ? lock->token : 0;
-}
-
-DMLOCK_EXPORT uint64_t
-dmlock_lock_deadline(const struct dmlock_lock *lock)
-{
-	return lock != NULL && lock->state == DMLOCK_STATE_HELD ? lock->deadline : 0;
-}
-
-DMLOCK_EXPORT const char *
-dmlock_lock_name(const struct dmlock_lock *lock)
-{
-	return lock != NULL ? lock->name : NULL;
-}
-
-DMLOCK_EXPORT enum dmlock_mode
-dmlock_lock_mode(const struct dmlock_lock *lock)
-{
-	return lock->mode;
-}
-
-DMLOCK_EXPORT void *
-dmlock_lock_userdata(const struct dmlock_lock *lock)
-{
-	return lock != NULL ? lock->userdata : NULL;
-}
-
-/* ---- daemon queries ------------------------------------------------------ */
-
-DMLOCK_EXPORT int
-dmlock_ping(struct dmlock_conn *conn, int64_t *ret_rtt_us)
-{
-	struct timespec t0, t1;
-	int r;
-
-	if (conn == NULL)
-		return -EINVAL;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	unsigned want = conn->pongs + 1;
-	r = conn_send_request(conn, &(struct lp_request){ .verb = LP_PING });
-	if (r < 0)
-		return r;
-	uint64_t until = dmlock_now_ms() + DAEMON_GRACE_MS;
-	/* <, not !=: a late PONG of an earlier ping that timed out may come
-	 * in with ours and carry the count past want. */
-	while (conn->pongs < want) {
-		r = conn_wait(conn, until);
-		if (r < 0)
-			return r;
-	}
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	if (ret_rtt_us != NULL)
-		*ret_rtt_us = (int64_t)(t1.tv_sec - t0.tv_sec) * 1000000 +
-		    (t1.tv_nsec - t0.tv_nsec) / 1000;
-	return 0;
-}
-
-/* Send req and collect its answer block (or its ERROR - text). */
-static int
-conn_query(struct dmlock_conn *conn, const struct lp_request *req, char **ret)
-{
-	int r;
-
-	if (conn == NULL || ret == NULL || conn->status_active)
-		return -EINVAL;
-	free(conn->status);
-	conn->status = NULL;
-	conn->status_len = 0;
-	conn->status_done = false;
-	conn->status_error = 0;
-	r = status_append(conn, "", 0);	/* an empty string to start from */
-	if (r < 0)
-		return r;
-	conn->status_len = 0;
-	conn->status[0] = '\0';
-	r = conn_send_request(conn, req);
-	if (r < 0)
-		return r;
-	conn->status_active = true;
-	uint64_t until = dmlock_now_ms() + DAEMON_GRACE_MS;
-	while (!conn->status_done) {
-		r = conn_wait(conn, until);
-		/* The answer may have come in with the end of the connection
-		 * (LEAVE: the daemon exits right after answering). */
-		if (r < 0 && !conn->status_done) {
-			conn->status_active = false;
-			return r;
-		}
-	}
-	*ret = conn->status;
-	conn->status = NULL;
-	conn->status_len = 0;
-	conn->status_done = false;
-	return conn->status_error;
-}
-
-DMLOCK_EXPORT int
-dmlock_status(struct dmlock_conn *conn, char **ret)
-{
-	char *text = NULL;
-	int r = conn_query(conn, &(struct lp_request){ .verb = LP_STATUS }, &text);
-	if (r < 0) {
-		free(text);
-		return r;
-	}
-	*ret = text;
-	return 0;
-}
-
-DMLOCK_EXPORT int
-dmlock_query(struct dmlock_conn *conn, const char *request, char **ret)
-{
-	struct lp_request req;
-	enum lp_error code;
-
-	if (conn == NULL || request == NULL || ret == NULL)
-		return -EINVAL;
-	size_t len = strlen(request);
-	if (len > 0 && request[len - 1] == '\n')
-		len--;
-	if (lp_request_parse(request, len, &req, &code) < 0 || !LP_VERB_IS_ADMIN(req.verb))
-		return -EINVAL;
-	*ret = NULL;
-	return conn_query(conn, &req, ret);
-}
-
 DMLOCK_EXPORT const char *
 dmlock_conn_message(const struct dmlock_conn *conn)
 {
 	return conn != NULL ? conn->message : "";
-}
-
-DMLOCK_EXPORT const char *
-dmlock_lock_message(const struct dmlock_lock *lock)
-{
-	return lock != NULL ? lock->message : "";
 }

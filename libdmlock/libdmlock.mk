@@ -13,8 +13,8 @@ liblocalproto_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
 lib_LTLIBRARIES += libdmlock.la
 include_HEADERS += libdmlock/dmlock.h
 libdmlock_la_SOURCES = \
-	libdmlock/internal.h libdmlock/client.c libdmlock/errors.c \
-	dmlockd/engine/dm_types.c
+	libdmlock/internal.h libdmlock/client.c libdmlock/client_lock.c \
+	libdmlock/client_query.c libdmlock/errors.c dmlockd/engine/dm_types.c
 libdmlock_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
 libdmlock_la_LIBADD = liblocalproto.la
 libdmlock_la_LDFLAGS = $(AM_LDFLAGS) -version-info $(LIBDMLOCK_LT_VERSION) \
