@@ -37,10 +37,7 @@ START_TEST(six_messages_per_entry)
 	struct h_cluster c;
 
 	hh_init(&c, 8, NULL, 0);
-	h_acquire(&c, 5, 1, "a", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
-	h_pump(&c);
-	h_advance(&c, c.now + 100);
-	ck_assert_ptr_nonnull(h_find(&c, DM_FX_GRANT, 1));
+	ck_assert_ptr_nonnull(hh_ask(&c, 5, 1, "a", 100));
 	ck_assert_int_eq(h_release(&c, 5, 1), 0);
 	h_pump(&c);
 	ck_assert_uint_eq(hh_kind(&c, NREQUEST), 1);
@@ -52,10 +49,7 @@ START_TEST(six_messages_per_entry)
 	ck_assert_uint_eq(algo_msgs(&c), 6);
 	/* The group coordinator's own request costs only the group level. */
 	memset(c.sent_kind, 0, sizeof(c.sent_kind));
-	h_acquire(&c, 4, 2, "a", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
-	h_pump(&c);
-	h_advance(&c, c.now + 100);
-	ck_assert_ptr_nonnull(h_find(&c, DM_FX_GRANT, 2));
+	ck_assert_ptr_nonnull(hh_ask(&c, 4, 2, "a", 100));
 	ck_assert_int_eq(h_release(&c, 4, 2), 0);
 	h_pump(&c);
 	ck_assert_uint_eq(algo_msgs(&c), 3);	/* GREQUEST, GREPLY, GRELEASE */
@@ -69,10 +63,7 @@ START_TEST(mutual_exclusion_order_and_tokens)
 	const struct h_fx *g1, *g2, *g3;
 
 	hh_init(&c, 8, NULL, 0);
-	h_acquire(&c, 6, 1, "a", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
-	h_pump(&c);
-	h_advance(&c, c.now + 50);
-	g1 = h_find(&c, DM_FX_GRANT, 1);
+	g1 = hh_ask(&c, 6, 1, "a", 50);
 	ck_assert_ptr_nonnull(g1);
 	/* Two more wait: node2 (group 0) asks before node7 (group 1). */
 	h_acquire(&c, 2, 2, "a", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
@@ -82,17 +73,13 @@ START_TEST(mutual_exclusion_order_and_tokens)
 	h_advance(&c, c.now + 50);
 	ck_assert_ptr_null(h_find(&c, DM_FX_GRANT, 2));
 	ck_assert_ptr_null(h_find(&c, DM_FX_GRANT, 3));
-	ck_assert_int_eq(h_release(&c, 6, 1), 0);
-	h_pump(&c);
-	h_advance(&c, c.now + 50);
+	hh_release(&c, 6, 1, 50);
 	/* Earliest timestamp first: node2, although node7 shares node6's group. */
 	g2 = h_find(&c, DM_FX_GRANT, 2);
 	ck_assert_ptr_nonnull(g2);
 	ck_assert_ptr_null(h_find(&c, DM_FX_GRANT, 3));
 	ck_assert_uint_gt(g2->token, h_find(&c, DM_FX_GRANT, 1)->token);
-	ck_assert_int_eq(h_release(&c, 2, 2), 0);
-	h_pump(&c);
-	h_advance(&c, c.now + 50);
+	hh_release(&c, 2, 2, 50);
 	g3 = h_find(&c, DM_FX_GRANT, 3);
 	ck_assert_ptr_nonnull(g3);
 	ck_assert_uint_gt(g3->token, h_find(&c, DM_FX_GRANT, 2)->token);
@@ -106,10 +93,7 @@ START_TEST(try_once_is_refused_while_held)
 	const struct h_fx *d;
 
 	hh_init(&c, 6, NULL, 0);
-	h_acquire(&c, 1, 1, "a", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
-	h_pump(&c);
-	h_advance(&c, c.now + 50);
-	ck_assert_ptr_nonnull(h_find(&c, DM_FX_GRANT, 1));
+	ck_assert_ptr_nonnull(hh_ask(&c, 1, 1, "a", 50));
 	h_acquire(&c, 5, 2, "a", DM_MODE_EXCLUSIVE, DM_WAIT_TRY);
 	h_pump(&c);
 	d = h_find(&c, DM_FX_DENY, 2);
@@ -131,19 +115,13 @@ START_TEST(group_size_is_configurable)
 	struct h_cluster c;
 
 	hh_init(&c, 6, NULL, 2);
-	h_acquire(&c, 3, 1, "a", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
-	h_pump(&c);
-	h_advance(&c, c.now + 50);
-	ck_assert_ptr_nonnull(h_find(&c, DM_FX_GRANT, 1));
+	ck_assert_ptr_nonnull(hh_ask(&c, 3, 1, "a", 50));
 	ck_assert_uint_eq(algo_msgs(&c), 4);
 	/* With groups of 4 node3 would be in node0's group: node0 is both
 	 * coordinators and the entry costs NREQUEST + NREPLY only. */
 	h_fini(&c);
 	hh_init(&c, 6, NULL, 4);
-	h_acquire(&c, 3, 1, "a", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
-	h_pump(&c);
-	h_advance(&c, c.now + 50);
-	ck_assert_ptr_nonnull(h_find(&c, DM_FX_GRANT, 1));
+	ck_assert_ptr_nonnull(hh_ask(&c, 3, 1, "a", 50));
 	ck_assert_uint_eq(algo_msgs(&c), 2);
 	h_fini(&c);
 }
@@ -159,22 +137,14 @@ START_TEST(coordinator_removed_while_lock_held)
 	const struct h_fx *g1, *g2;
 
 	hh_init(&c, 8, NULL, 0);
-	h_acquire(&c, 5, 1, "a", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
-	h_pump(&c);
-	h_advance(&c, c.now + 50);
-	g1 = h_find(&c, DM_FX_GRANT, 1);
+	g1 = hh_ask(&c, 5, 1, "a", 50);
 	ck_assert_ptr_nonnull(g1);
 	hh_remove(&c, 0);
 	h_advance(&c, c.now + 200 + h_fence_ms(&c));
 	ck_assert_uint_gt(hh_kind(&c, 112 + 4), 0);	/* SET_COORDINATOR: an election ran */
 	ck_assert_ptr_null(h_find(&c, DM_FX_LOST, 1));
-	h_acquire(&c, 2, 2, "a", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
-	h_pump(&c);
-	h_advance(&c, c.now + 100);
-	ck_assert_ptr_null(h_find(&c, DM_FX_GRANT, 2));
-	ck_assert_int_eq(h_release(&c, 5, 1), 0);
-	h_pump(&c);
-	h_advance(&c, c.now + 100);
+	ck_assert_ptr_null(hh_ask(&c, 2, 2, "a", 100));
+	hh_release(&c, 5, 1, 100);
 	g2 = h_find(&c, DM_FX_GRANT, 2);
 	ck_assert_ptr_nonnull(g2);
 	ck_assert_uint_gt(g2->token, h_find(&c, DM_FX_GRANT, 1)->token);
@@ -194,10 +164,7 @@ START_TEST(silent_coordinator_holding_is_suspected_and_replaced)
 	const struct h_fx *g0, *g1;
 
 	hh_init(&c, 3, NULL, 0);
-	h_acquire(&c, 0, 1, "a", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
-	h_pump(&c);
-	h_advance(&c, c.now + 50);
-	g0 = h_find(&c, DM_FX_GRANT, 1);
+	g0 = hh_ask(&c, 0, 1, "a", 50);
 	ck_assert_ptr_nonnull(g0);
 	h_acquire(&c, 1, 2, "a", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
 	h_pump(&c);
@@ -223,19 +190,14 @@ START_TEST(withdrawn_request_does_not_block)
 	struct h_cluster c;
 
 	hh_init(&c, 8, NULL, 0);
-	h_acquire(&c, 1, 1, "a", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
-	h_pump(&c);
-	h_advance(&c, c.now + 50);
-	ck_assert_ptr_nonnull(h_find(&c, DM_FX_GRANT, 1));
+	ck_assert_ptr_nonnull(hh_ask(&c, 1, 1, "a", 50));
 	h_acquire(&c, 6, 2, "a", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
 	h_pump(&c);
 	ck_assert_int_eq(h_cancel(&c, 6, 2), 0);
 	h_pump(&c);
 	h_acquire(&c, 7, 3, "a", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
 	h_pump(&c);
-	ck_assert_int_eq(h_release(&c, 1, 1), 0);
-	h_pump(&c);
-	h_advance(&c, c.now + 100);
+	hh_release(&c, 1, 1, 100);
 	ck_assert_ptr_null(h_find(&c, DM_FX_GRANT, 2));
 	ck_assert_ptr_nonnull(h_find(&c, DM_FX_GRANT, 3));
 	h_fini(&c);
@@ -258,10 +220,7 @@ START_TEST(seq0_release_does_not_end_a_timestamped_grant)
 	/* node1's clock runs ahead, so node2's request (below) is earlier
 	 * than node1's and would be granted next. */
 	for (uint64_t h = 10; h < 13; h++) {
-		h_acquire(&c, 1, h, "a", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
-		h_pump(&c);
-		h_advance(&c, c.now + 50);
-		ck_assert(h_granted(&c, h));
+		ck_assert_ptr_nonnull(hh_ask(&c, 1, h, "a", 50));
 		ck_assert_int_eq(h_release(&c, 1, h), 0);
 		h_pump(&c);
 	}
@@ -282,9 +241,7 @@ START_TEST(seq0_release_does_not_end_a_timestamped_grant)
 	h_pump(&c);
 	h_advance(&c, c.now + 100);
 	ck_assert(!h_granted(&c, 2));
-	ck_assert_int_eq(h_release(&c, 1, 1), 0);
-	h_pump(&c);
-	h_advance(&c, c.now + 100);
+	hh_release(&c, 1, 1, 100);
 	ck_assert(h_granted(&c, 2));
 	h_fini(&c);
 }
@@ -319,14 +276,8 @@ START_TEST(member_added_mid_epoch_is_elected_before_asked)
 	size_t ayu_at = SIZE_MAX, ask_at = SIZE_MAX;
 
 	hh_init(&c, 3, "bully", 0);
-	h_acquire(&c, 0, 1, "x", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
-	h_pump(&c);
-	h_advance(&c, c.now + 50);
-	ck_assert(h_granted(&c, 1));
-	h_acquire(&c, 2, 2, "x", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
-	h_pump(&c);
-	h_advance(&c, c.now + 50);
-	ck_assert(!h_granted(&c, 2));
+	ck_assert_ptr_nonnull(hh_ask(&c, 0, 1, "x", 50));
+	ck_assert_ptr_null(hh_ask(&c, 2, 2, "x", 50));
 	/* Slot 3 is "a": no engine, every message to it held back. */
 	c.n = 4;
 	snprintf(c.names[3], sizeof(c.names[3]), "a");

@@ -51,10 +51,7 @@ START_TEST(new_group_after_coordinator_removal)
 	const struct h_fx *g1, *g2;
 
 	hh_init(&c, 5, "invitation", 0);
-	h_acquire(&c, 4, 1, "a", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
-	h_pump(&c);
-	h_advance(&c, c.now + 50);
-	g1 = h_find(&c, DM_FX_GRANT, 1);
+	g1 = hh_ask(&c, 4, 1, "a", 50);
 	ck_assert_ptr_nonnull(g1);
 	hh_remove(&c, 0);
 	h_advance(&c, c.now + 200);
@@ -70,13 +67,8 @@ START_TEST(new_group_after_coordinator_removal)
 	ck_assert_uint_eq(hh_kind(&c, EL_READY), 3);
 	/* node4 kept its lock across the cut; node2 waits for it. */
 	ck_assert_ptr_null(h_find(&c, DM_FX_LOST, 1));
-	h_acquire(&c, 2, 2, "a", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
-	h_pump(&c);
-	h_advance(&c, c.now + 100);
-	ck_assert_ptr_null(h_find(&c, DM_FX_GRANT, 2));
-	ck_assert_int_eq(h_release(&c, 4, 1), 0);
-	h_pump(&c);
-	h_advance(&c, c.now + 100);
+	ck_assert_ptr_null(hh_ask(&c, 2, 2, "a", 100));
+	hh_release(&c, 4, 1, 100);
 	g2 = h_find(&c, DM_FX_GRANT, 2);
 	ck_assert_ptr_nonnull(g2);
 	ck_assert_uint_gt(g2->token, h_find(&c, DM_FX_GRANT, 1)->token);
@@ -100,10 +92,7 @@ START_TEST(partitioned_group_does_not_serve_then_merges)
 		ck_assert_int_eq(h_step(&c, i, &ev), 0);
 	}
 	h_pump(&c);
-	h_acquire(&c, 2, 1, "a", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
-	h_pump(&c);
-	h_advance(&c, c.now + 20);
-	ck_assert_ptr_null(h_find(&c, DM_FX_GRANT, 1));
+	ck_assert_ptr_null(hh_ask(&c, 2, 1, "a", 20));
 	ck_assert_uint_eq(hh_kind(&c, EL_READY), 0);
 	c.cut[3] = false;
 	h_pump(&c);
@@ -194,10 +183,7 @@ START_TEST(held_report_counts_in_the_new_epochs_groups)
 	ready.msg.payload_len = 6;
 	h_inject(&c, 0, 1, &ready.msg);
 	h_pump(&c);
-	h_acquire(&c, 3, 1, "a", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
-	h_pump(&c);
-	h_advance(&c, c.now + 100);
-	ck_assert(h_granted(&c, 1));
+	ck_assert_ptr_nonnull(hh_ask(&c, 3, 1, "a", 100));
 	hh_remove(&c, 0);
 	h_advance(&c, c.now + 100 + h_fence_ms(&c));
 	h_acquire(&c, 2, 2, "a", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
@@ -206,9 +192,7 @@ START_TEST(held_report_counts_in_the_new_epochs_groups)
 	/* Without the fix node1 granted node2 while node3 held the lock. */
 	ck_assert(!h_granted(&c, 2));
 	ck_assert_ptr_null(h_find(&c, DM_FX_LOST, 1));
-	ck_assert_int_eq(h_release(&c, 3, 1), 0);
-	h_pump(&c);
-	h_advance(&c, c.now + 100);
+	hh_release(&c, 3, 1, 100);
 	ck_assert(h_granted(&c, 2));
 	h_fini(&c);
 }

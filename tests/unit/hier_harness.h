@@ -32,6 +32,26 @@ hh_remove(struct h_cluster *c, int gone)
 	h_pump(c);
 }
 
+/* Node 'node' asks for an exclusive lock as handle h and the cluster runs
+ * settle_ms: the grant, or NULL while the request waits. */
+static inline const struct h_fx *
+hh_ask(struct h_cluster *c, int node, uint64_t h, const char *lock, dm_msec_t settle_ms)
+{
+	h_acquire(c, node, h, lock, DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(c);
+	h_advance(c, c->now + settle_ms);
+	return h_find(c, DM_FX_GRANT, h);
+}
+
+/* Handle h at node releases and the cluster runs settle_ms. */
+static inline void
+hh_release(struct h_cluster *c, int node, uint64_t h, dm_msec_t settle_ms)
+{
+	ck_assert_int_eq(h_release(c, node, h), 0);
+	h_pump(c);
+	h_advance(c, c->now + settle_ms);
+}
+
 static inline size_t
 hh_kind(const struct h_cluster *c, unsigned kind)
 {
