@@ -9,7 +9,10 @@ tests_sim_libdmsim_la_SOURCES = \
 	tests/sim/sim_trace.h tests/sim/sim_trace.c \
 	tests/sim/sim_check.h tests/sim/sim_check.c \
 	tests/sim/sim_net.h tests/sim/sim_net.c \
-	tests/sim/sim_world.h tests/sim/sim_world.c
+	tests/sim/sim_world.h tests/sim/sim_world_priv.h tests/sim/sim_world.c \
+	tests/sim/sim_world_events.c tests/sim/sim_world_nodes.c \
+	tests/sim/sim_world_effects.c tests/sim/sim_world_clients.c \
+	tests/sim/sim_world_faults.c
 
 noinst_PROGRAMS += tests/sim/dmlock-sim
 tests_sim_dmlock_sim_SOURCES = tests/sim/sim_main.c

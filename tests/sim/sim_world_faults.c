@@ -1,0 +1,219 @@
+/*
+ * sim_world_faults.c: the simulated network's links going down and up,
+ * and the faults of the fault phase: crash and restart, pause, partition,
+ * one link down, graceful leave, a new node joining; then the heal that
+ * ends them all.
+ */
+#include "sim_world_priv.h"
+
+static void
+link_schedule_all(struct sim_world *w, int from, int to)
+{
+	struct sim_link *l = sim_net_link(&w->net, (unsigned)from, (unsigned)to);
+	sim_time_t prev = w->now;
+
+	l->epoch++;
+	for (struct sim_msg *m = l->head; m; m = m->next) {
+		sim_time_t at = w->now + sw_msg_delay(w);
+
+		m->at = at > prev ? at : prev;
+		prev = m->at;
+		sw_push(w, m->at, EV_DELIVER, to, (uint64_t)from, l->epoch, 0);
+	}
+	l->last_at = prev;
+}
+
+/* Tell node n (if it keeps a link to peer) that the link is up/down. */
+void
+sw_link_notify(struct sim_world *w, int n, int peer, bool up)
+{
+	struct sim_node *nd = &w->nodes[n];
+
+	if (!nd->exists || !nd->wants[peer])
+		return;
+	sw_push(w, w->now + w->cfg.delay_us, up ? EV_LINK_UP : EV_LINK_DOWN, n,
+	    (uint64_t)peer, nd->incarnation, 0);
+}
+
+static void
+cut(struct sim_world *w, int a, int b)
+{
+	struct sim_link *ab = sim_net_link(&w->net, (unsigned)a, (unsigned)b);
+	struct sim_link *ba = sim_net_link(&w->net, (unsigned)b, (unsigned)a);
+
+	if (ab->cut++ == 0) {
+		ab->epoch++;
+		ba->epoch++;
+		/* The transport notices sooner or later, or not at all. */
+		if (!sim_rng_chance(&w->rng, 300)) {
+			sw_link_notify(w, a, b, false);
+			sw_link_notify(w, b, a, false);
+		}
+	}
+	ba->cut++;
+}
+
+void
+sw_uncut(struct sim_world *w, int a, int b)
+{
+	struct sim_link *ab = sim_net_link(&w->net, (unsigned)a, (unsigned)b);
+	struct sim_link *ba = sim_net_link(&w->net, (unsigned)b, (unsigned)a);
+
+	if (ab->cut == 0)
+		return;
+	ba->cut--;
+	if (--ab->cut > 0)
+		return;
+	TRACE(w, "net: link %s <-> %s healed (%zu + %zu messages held)",
+	    w->nodes[a].name, w->nodes[b].name, ab->n, ba->n);
+	link_schedule_all(w, a, b);
+	link_schedule_all(w, b, a);
+	sw_link_notify(w, a, b, true);
+	sw_link_notify(w, b, a, true);
+}
+
+static int
+pick_node(struct sim_world *w, bool want_exists)
+{
+	int cand[SIM_NODES_MAX], nc = 0;
+
+	for (unsigned i = 0; i < w->n_slots; i++) {
+		struct sim_node *nd = &w->nodes[i];
+
+		if (want_exists ? (nd->exists && !nd->paused && !nd->leaving) :
+		    (!nd->exists && i < w->cfg.nodes + SIM_EXTRA_SLOTS))
+			cand[nc++] = (int)i;
+	}
+	return nc ? cand[sim_rng_below(&w->rng, (uint64_t)nc)] : -1;
+}
+
+static unsigned
+live_count(const struct sim_world *w)
+{
+	unsigned k = 0;
+
+	for (unsigned i = 0; i < w->n_slots; i++)
+		k += w->nodes[i].exists;
+	return k;
+}
+
+/* Ready members other than n: a crash or leave must leave one to sponsor
+ * the others' rejoin (losing every member is a cluster-wide outage, outside
+ * the failure model; nobody would be left to admit anyone). */
+static unsigned
+other_ready(const struct sim_world *w, int n)
+{
+	unsigned k = 0;
+
+	for (unsigned i = 0; i < w->n_slots; i++)
+		k += (int)i != n && w->nodes[i].exists && w->nodes[i].ready &&
+		    !w->nodes[i].leaving;
+	return k;
+}
+
+void
+sw_fault_inject(struct sim_world *w)
+{
+	uint32_t f = w->cfg.faults & ~SIM_F_DRIFT;
+	uint32_t kinds[8];
+	unsigned nk = 0;
+	int n;
+
+	for (unsigned b = 0; b < 8; b++)
+		if (f & (1u << b))
+			kinds[nk++] = 1u << b;
+	if (nk == 0)
+		return;
+	w->res->faults_injected++;
+	switch (kinds[sim_rng_below(&w->rng, nk)]) {
+	case SIM_F_CRASH:
+		n = w->cfg.crash_victim ? (int)w->cfg.crash_victim - 1 : pick_node(w, true);
+		if (n < 0 || other_ready(w, n) == 0 || !w->nodes[n].exists)
+			return;
+		sw_node_gone(w, n, "CRASH");
+		if (!w->cfg.crash_victim)	/* a measured victim stays down */
+			sw_push(w, w->now + sim_rng_range(&w->rng, 5 * MS, 200 * MS), EV_RESTART, n, 0, 0, 0);
+		return;
+	case SIM_F_PAUSE:
+		n = pick_node(w, true);
+		if (n < 0)
+			return;
+		w->nodes[n].paused = true;
+		w->nodes[n].resume_at = w->now + sim_rng_range(&w->rng, 20 * MS, 300 * MS);
+		TRACE(w, "%s: PAUSE until %" PRIu64 "us", w->nodes[n].name, w->nodes[n].resume_at);
+		sw_push(w, w->nodes[n].resume_at, EV_RESUME, n, 0, w->nodes[n].incarnation, 0);
+		return;
+	case SIM_F_PARTITION: {
+		bool side[SIM_NODES_MAX] = { false };
+		unsigned live = live_count(w), k, max_k;
+		sim_time_t until = w->now + sim_rng_range(&w->rng, 30 * MS, 400 * MS);
+
+		if (live < 2)
+			return;
+		max_k = w->cfg.partition_any ? live - 1 : (live - 1) / 2;
+		if (max_k == 0)
+			max_k = 1;
+		k = (unsigned)sim_rng_range(&w->rng, 1, max_k);
+		for (unsigned i = 0; i < k; i++) {
+			n = pick_node(w, true);
+			if (n >= 0)
+				side[n] = true;
+		}
+		TRACE(w, "net: PARTITION of %u node(s) until %" PRIu64 "us", k, until);
+		for (unsigned a = 0; a < w->n_slots; a++)
+			for (unsigned b = a + 1; b < w->n_slots; b++)
+				if (side[a] != side[b]) {
+					cut(w, (int)a, (int)b);
+					sw_push(w, until, EV_UNCUT, -1, a, b, 0);
+				}
+		return;
+	}
+	case SIM_F_LINK: {
+		int a = pick_node(w, true), b = pick_node(w, true);
+
+		if (a < 0 || b < 0 || a == b)
+			return;
+		TRACE(w, "net: LINK %s <-> %s down", w->nodes[a].name, w->nodes[b].name);
+		cut(w, a, b);
+		sw_push(w, w->now + sim_rng_range(&w->rng, 1 * MS, 50 * MS), EV_UNCUT, -1,
+		    (uint64_t)a, (uint64_t)b, 0);
+		return;
+	}
+	case SIM_F_LEAVE:
+		n = pick_node(w, true);
+		if (n < 0 || other_ready(w, n) == 0 || !w->nodes[n].ready)
+			return;
+		TRACE(w, "%s: LEAVE", w->nodes[n].name);
+		w->nodes[n].leaving = true;
+		sw_input(w, n, IN_LEAVE, 0, 0);
+		return;
+	case SIM_F_JOIN:
+		n = pick_node(w, false);
+		if (n < 0 || w->nodes[n].ever)
+			return;		/* crashed/left members come back via EV_RESTART */
+		if (sw_node_start(w, n, false) < 0)
+			return;
+		return;
+	}
+}
+
+void
+sw_heal_all(struct sim_world *w)
+{
+	TRACE(w, "sim: HEAL: faults stop, partitions heal, nodes resume or restart");
+	w->healed = true;
+	w->heal_at = w->now;
+	for (unsigned a = 0; a < w->n_slots; a++)
+		for (unsigned b = 0; b < w->n_slots; b++)
+			while (a < b && sim_net_link(&w->net, a, b)->cut > 0)
+				sw_uncut(w, (int)a, (int)b);
+	for (unsigned i = 0; i < w->n_slots; i++) {
+		struct sim_node *nd = &w->nodes[i];
+
+		if (nd->paused) {
+			nd->resume_at = w->now;
+			sw_push(w, w->now, EV_RESUME, (int)i, 0, nd->incarnation, 0);
+		}
+	}
+	sim_check_heal(&w->ck, w->now);
+}
