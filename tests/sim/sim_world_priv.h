@@ -37,7 +37,7 @@
 #define SIM_RESTART_MS		100
 #define SIM_STOP_MS		5
 #define SIM_OPERATOR_WAIT_MS	200	/* a joiner stranded by its sponsor's exit */
-/* Quiet time that ends a run early (quiet_long_enough): several failure
+/* Quiet time that ends a run early (sw_quiet_long_enough): several failure
  * detection rounds (request timeout + probe timeout) and lease periods. */
 #define SIM_QUIET_MS		(4 * (SIM_REQUEST_TIMEOUT_MS + SIM_PROBE_TIMEOUT_MS) + 2 * SIM_LEASE_MS)
 #define SIM_DRIFT_PPM		10000
