@@ -408,7 +408,7 @@ void		 dm_membership_vote_dropped(struct dm_engine *e);
 void		 dm_membership_vote_orphaned(struct dm_engine *e, dm_slot_t subject);
 /* Members that agreed to remove us refuse our lease and cannot be
  * outvoted: leave and rejoin under a new incarnation (dm_lease.c). */
-void		 dm_membership_restart_refused(struct dm_engine *e);
+void		 dm_membership_restart_refused(struct dm_engine *e, dm_slot_t refuser);
 void		 dm_membership_heard(struct dm_engine *e, dm_slot_t from);
 /* A message from another incarnation than the one listed for from. */
 void		 dm_membership_other_incarnation(struct dm_engine *e, dm_slot_t from,

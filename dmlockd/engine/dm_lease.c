@@ -41,7 +41,14 @@
  * raymond --election invitation --seed 302194 --nodes 14 --fault-mask 4).
  * The node then leaves and rejoins under a new incarnation, as if told it
  * was removed (dm_membership_restart_refused()); its holders had no lease
- * anyway.
+ * anyway.  A refusal stands only while its sender is heard (a refuser
+ * silent for T_fail may have crashed, and its agreement with it), and the
+ * restart happens when a refusal arrives, through its sender, alive a
+ * message delay earlier.  Restarting on older news could take away the last member: hierarchical
+ * 161045/6 (crashes): n1 held n4 refused in a roster of the two, crashed,
+ * restarted and asked n4 to sponsor it; n4, still counting the dead
+ * incarnation's refusal, restarted to rejoin through n1, and neither was
+ * a member any more.
  */
 #include <errno.h>
 #include <string.h>
@@ -168,36 +175,54 @@ dm_lease_activity(struct dm_engine *e)
 	lease_send_heartbeat(e);
 }
 
-/* Do the members refusing our lease leave too few others for a majority? */
+/* Does member j refuse our lease now: its last refusal stands, and it has
+ * been heard within T_fail (see the top)? */
+static bool
+lease_refused_by(const struct dm_engine *e, dm_slot_t j)
+{
+	return e->nodes[j].refuses_our_lease &&
+	    e->now < e->nodes[j].last_heard + e->request_timeout_ms + e->probe_timeout_ms;
+}
+
+/* Do the members refusing our lease leave too few others for a majority,
+ * while we need one (local demand) and have none? */
 static bool
 lease_refused_by_majority(const struct dm_engine *e)
 {
 	size_t others = 1;	/* self */
 
+	if (!dm_lease_needed(e) || (e->held_local == 0 && e->waiting_local == 0) ||
+	    dm_lease_valid(e))
+		return false;
 	for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
 	    j = dm_roster_next(e, j))
-		others += j != e->self && !e->nodes[j].refuses_our_lease;
+		others += j != e->self && !lease_refused_by(e, j);
 	return others * 2 <= e->n_nodes;
 }
 
 void
 dm_lease_heartbeat_timer(struct dm_engine *e)
 {
-	if (!dm_lease_needed(e) || (e->held_local == 0 && e->waiting_local == 0)) {
+	if (!lease_refused_by_majority(e))
 		e->lease_refused_since = 0;
-		return;	/* idle: let the lease lapse quietly */
-	}
-	if (dm_lease_valid(e) || !lease_refused_by_majority(e)) {
-		e->lease_refused_since = 0;
-	} else if (e->lease_refused_since == 0) {
+	else if (e->lease_refused_since == 0)
 		e->lease_refused_since = e->now;
-	} else if (e->now - e->lease_refused_since >=
-	    2 * (e->request_timeout_ms + e->probe_timeout_ms)) {
-		e->lease_refused_since = 0;
-		dm_membership_restart_refused(e);
-		return;
-	}
+	if (!dm_lease_needed(e) || (e->held_local == 0 && e->waiting_local == 0))
+		return;	/* idle: let the lease lapse quietly */
 	lease_send_heartbeat(e);
+}
+
+/* A refusal from member from: if the refusals have left us without a
+ * majority for 2 T_fail, restart through from (see the top). */
+static void
+lease_refusal(struct dm_engine *e, dm_slot_t from)
+{
+	e->nodes[from].refuses_our_lease = true;
+	if (e->lease_refused_since == 0 || !lease_refused_by_majority(e) ||
+	    e->now - e->lease_refused_since < 2 * (e->request_timeout_ms + e->probe_timeout_ms))
+		return;
+	e->lease_refused_since = 0;
+	dm_membership_restart_refused(e, from);
 }
 
 void
@@ -268,7 +293,7 @@ dm_lease_on_heartbeat_ack(struct dm_engine *e, dm_slot_t from, const struct dm_m
 {
 	if (m->arg == DM_HEARTBEAT_REFUSED) {
 		if (from < DM_NODES_MAX && e->nodes[from].used && !e->rx_other_incarnation)
-			e->nodes[from].refuses_our_lease = true;
+			lease_refusal(e, from);
 		return 0;
 	}
 	lease_acked(e, from, m->serial);

@@ -305,23 +305,21 @@ dm_membership_on_node_failed(struct dm_engine *e, dm_slot_t from, const char *pe
 }
 
 void
-dm_membership_restart_refused(struct dm_engine *e)
+dm_membership_restart_refused(struct dm_engine *e, dm_slot_t refuser)
 {
-	dm_slot_t by = DM_SLOT_NONE;
+	dm_slot_t by = refuser;
 
 	if (e->membership != DM_MEMBER_ACTIVE && e->membership != DM_MEMBER_SYNCING)
 		return;
-	/* Rejoin first through a member that still acknowledges us. */
+	/* Rejoin first through a member that still acknowledges us and was
+	 * heard within T_fail; else through the refuser just heard from. */
 	for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
-	    j = dm_roster_next(e, j)) {
-		if (j == e->self)
-			continue;
-		if (by == DM_SLOT_NONE ||
-		    (e->nodes[by].refuses_our_lease && !e->nodes[j].refuses_our_lease))
+	    j = dm_roster_next(e, j))
+		if (j != e->self && !e->nodes[j].refuses_our_lease &&
+		    !silent_long_enough(e, j)) {
 			by = j;
-	}
-	if (by == DM_SLOT_NONE)
-		return;
+			break;
+		}
 	restart_and_rejoin_why(e, e->nodes[by].name, "members that agreed to remove us refuse "
 	    "our lease and cannot be outvoted: restarting and rejoining");
 }

@@ -99,6 +99,9 @@ static const struct {
 	{ 1292, 5, SIM_F_CRASH, "bully" },	/* a member added mid-epoch led a group unelected */
 	{ 1527, 8, SIM_F_CRASH, "bully" },	/* a joiner listed a restarted peer's dead incarnation */
 	{ 2364, 5, SIM_F_CRASH, "bully" },
+	/* 87bc098's million: a member refused for 2 T_fail restarted on a dead
+	 * refuser's word, and nobody was left to admit anyone */
+	{ 161045, 6, SIM_F_CRASH, "bully" },
 };
 
 START_TEST(replay)

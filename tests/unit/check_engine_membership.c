@@ -1662,6 +1662,53 @@ START_TEST(test_refused_by_a_stuck_minority_restarts)
 }
 END_TEST
 
+START_TEST(test_refused_node_stays_when_its_refuser_dies)
+{
+	/* Hierarchical 161045/6 (crashes): in a roster of two, n1 held n4
+	 * refused for good; n1 crashed, restarted and asked n4 to sponsor
+	 * it, and n4, counting the dead incarnation's refusal for 2 T_fail,
+	 * restarted to rejoin through n1: neither was a member any more, for
+	 * ever.  Here node1 agreed to node2's vote on node0, node2 is removed
+	 * before its outcome, and node1 refuses node0's lease in a roster of
+	 * the two.  node1 crashes and rejoins through node0 under a new
+	 * incarnation: node0 must stay a member, admit it, and be served. */
+	struct dm_event ev = { .type = DM_EV_REMOVE_NODE };
+	size_t refusals;
+
+	init_with_silent_node(3, 0);
+	suspect(2, 1, "node0", 1, 1, 3);
+	ck_assert_uint_eq(queued(1, 2, DM_MSG_SUSPECT_VOTE)->arg, 1);
+	C.down[2] = true;
+	ev.u.remove.peer = "node2";
+	ck_assert_int_eq(h_step(&C, 0, &ev), 0);
+	ck_assert_int_eq(h_step(&C, 1, &ev), 0);
+	h_pump(&C);
+	ck_assert_uint_eq(h_roster(&C, 0), 2);
+	ck_assert_uint_eq(h_roster(&C, 1), 2);
+	h_acquire(&C, 0, 1, "x", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&C);
+	refusals = C.sent_lease_refusals;
+	h_advance(&C, C.now + 10000);
+	ck_assert_uint_gt(C.sent_lease_refusals, refusals);	/* node1 refuses */
+	ck_assert(!granted(1));
+	ck_assert(h_ready(&C, 0));
+	/* node1 dies just before node0's 2 T_fail of refusals are up, and
+	 * comes back through node0. */
+	C.down[1] = true;
+	h_advance(&C, C.now + 3000);
+	h_join(&C, 1, 0, DM_FAILURE_MAJORITY, 2);
+	h_pump(&C);
+	for (int k = 0; k < 200 && !(h_ready(&C, 1) && h_roster(&C, 0) == 2); k++)
+		h_advance(&C, C.now + 500);
+	ck_assert_msg(h_ready(&C, 0), "node0 gave its membership up");
+	ck_assert_msg(h_ready(&C, 1), "node1 was never admitted again");
+	ck_assert_ptr_null(h_find(&C, DM_FX_DENY, 1));
+	for (int k = 0; k < 120 && !granted(1); k++)
+		h_advance(&C, C.now + 500);
+	ck_assert_msg(granted(1), "node0's client never served");
+}
+END_TEST
+
 static Suite *
 membership_suite(void)
 {
@@ -1716,6 +1763,7 @@ membership_suite(void)
 	tcase_add_test(tc, test_roster_is_one_sponsors_snapshot);
 	tcase_add_test(tc, test_removed_incarnation_restarts_to_join);
 	tcase_add_test(tc, test_refused_by_a_stuck_minority_restarts);
+	tcase_add_test(tc, test_refused_node_stays_when_its_refuser_dies);
 	suite_add_tcase(s, tc);
 	return s;
 }
