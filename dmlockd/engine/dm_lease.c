@@ -175,13 +175,28 @@ dm_lease_activity(struct dm_engine *e)
 	lease_send_heartbeat(e);
 }
 
+/* T_fail: how long a member stays silent before it is taken for failed. */
+static dm_msec_t
+lease_fail_silence(const struct dm_engine *e)
+{
+	return e->request_timeout_ms + e->probe_timeout_ms;
+}
+
+/* Does this node want a lease: one is needed and a lock is requested or
+ * held here? */
+static bool
+lease_wanted(const struct dm_engine *e)
+{
+	return dm_lease_needed(e) && (e->held_local != 0 || e->waiting_local != 0);
+}
+
 /* Does member j refuse our lease now: its last refusal stands, and it has
  * been heard within T_fail (see the top)? */
 static bool
 lease_refused_by(const struct dm_engine *e, dm_slot_t j)
 {
 	return e->nodes[j].refuses_our_lease &&
-	    e->now < e->nodes[j].last_heard + e->request_timeout_ms + e->probe_timeout_ms;
+	    e->now < e->nodes[j].last_heard + lease_fail_silence(e);
 }
 
 /* Do the members refusing our lease leave too few others for a majority,
@@ -191,8 +206,7 @@ lease_refused_by_majority(const struct dm_engine *e)
 {
 	size_t others = 1;	/* self */
 
-	if (!dm_lease_needed(e) || (e->held_local == 0 && e->waiting_local == 0) ||
-	    dm_lease_valid(e))
+	if (!lease_wanted(e) || dm_lease_valid(e))
 		return false;
 	for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
 	    j = dm_roster_next(e, j))
@@ -207,7 +221,7 @@ dm_lease_heartbeat_timer(struct dm_engine *e)
 		e->lease_refused_since = 0;
 	else if (e->lease_refused_since == 0)
 		e->lease_refused_since = e->now;
-	if (!dm_lease_needed(e) || (e->held_local == 0 && e->waiting_local == 0))
+	if (!lease_wanted(e))
 		return;	/* idle: let the lease lapse quietly */
 	lease_send_heartbeat(e);
 }
@@ -219,7 +233,7 @@ lease_refusal(struct dm_engine *e, dm_slot_t from)
 {
 	e->nodes[from].refuses_our_lease = true;
 	if (e->lease_refused_since == 0 || !lease_refused_by_majority(e) ||
-	    e->now - e->lease_refused_since < 2 * (e->request_timeout_ms + e->probe_timeout_ms))
+	    e->now - e->lease_refused_since < 2 * lease_fail_silence(e))
 		return;
 	e->lease_refused_since = 0;
 	dm_membership_restart_refused(e, from);
