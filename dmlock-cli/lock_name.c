@@ -4,21 +4,65 @@
  */
 #include "config.h"
 
+#include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "lock_name.h"
 #include "sha256.h"
 
-bool lock_name_valid(const char *name)
+static bool printable(unsigned char c)
 {
-	size_t len = strnlen(name, LOCK_NAME_MAX + 1);
+	return c >= 0x21 && c <= 0x7e;
+}
 
-	if (len == 0 || len > LOCK_NAME_MAX)
-		return false;
-	for (size_t i = 0; i < len; i++)
-		if ((unsigned char)name[i] < 0x21 || (unsigned char)name[i] > 0x7e)
-			return false;
-	return true;
+int lock_name_check(const char *name, char why[LOCK_NAME_WHY_SIZE])
+{
+	size_t len = strlen(name);
+
+	if (len == 0) {
+		snprintf(why, LOCK_NAME_WHY_SIZE, "it is empty");
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < len && i < LOCK_NAME_MAX; i++) {
+		unsigned char c = (unsigned char)name[i];
+
+		if (printable(c))
+			continue;
+		if (c == ' ')
+			snprintf(why, LOCK_NAME_WHY_SIZE, "byte %zu is a space", i + 1);
+		else
+			snprintf(why, LOCK_NAME_WHY_SIZE, "byte %zu is 0x%02x", i + 1, c);
+		return -EINVAL;
+	}
+	if (len > LOCK_NAME_MAX) {
+		snprintf(why, LOCK_NAME_WHY_SIZE, "it is %zu bytes long", len);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+void lock_name_quote(const char *name, char ret[LOCK_NAME_QUOTED_SIZE])
+{
+	static const char hex_digits[] = "0123456789abcdef";
+	char *out = ret;
+	size_t i;
+
+	for (i = 0; name[i] != '\0' && i < LOCK_NAME_QUOTED_SHOWN; i++) {
+		unsigned char c = (unsigned char)name[i];
+
+		if (printable(c) || c == ' ') {
+			*out++ = (char)c;
+		} else {
+			*out++ = '\\';
+			*out++ = 'x';
+			*out++ = hex_digits[c >> 4];
+			*out++ = hex_digits[c & 0x0f];
+		}
+	}
+	if (name[i] != '\0')
+		out = stpcpy(out, "...");
+	*out = '\0';
 }
 
 void lock_name_from_argv(int argc, char *const argv[], char ret[LOCK_NAME_DERIVED_SIZE])

@@ -64,6 +64,7 @@ static int parse_on_lost(const char *text, enum on_lost_action *ret)
 
 int run_options_parse(int argc, char *argv[], struct run_options *o)
 {
+	char why[LOCK_NAME_WHY_SIZE], quoted[LOCK_NAME_QUOTED_SIZE];
 	int nonblock = 0;
 	int c;
 
@@ -79,9 +80,10 @@ int run_options_parse(int argc, char *argv[], struct run_options *o)
 	while ((c = getopt_long(argc, argv, "+:nw:sxE:S:h", run_long_options, NULL)) != -1) {
 		switch (c) {
 		case OPT_NAME:
-			if (!lock_name_valid(optarg)) {
-				cli_usage_error("run", "invalid lock name '%s': use 1 to %d printable ASCII "
-						"characters without spaces", optarg, LOCK_NAME_MAX);
+			if (lock_name_check(optarg, why) < 0) {
+				lock_name_quote(optarg, quoted);
+				cli_usage_error("run", "invalid lock name '%s': %s; use 1 to %d printable "
+						"ASCII characters without spaces", quoted, why, LOCK_NAME_MAX);
 				return -EINVAL;
 			}
 			o->name = optarg;

@@ -27,9 +27,16 @@ expect_status 64 "bad --on-lost" "$DMLOCK" run --on-lost=maybe -- true
 expect_stderr "use term, kill or ignore"
 expect_status 64 "bad --kill-after" "$DMLOCK" run --kill-after=-3 -- true
 expect_status 64 "lock name with a space" "$DMLOCK" run --name 'a b' -- true
-expect_stderr "invalid lock name"
+expect_stderr "invalid lock name 'a b': byte 2 is a space"
 expect_status 64 "empty lock name" "$DMLOCK" run --name '' -- true
+expect_stderr "invalid lock name '': it is empty"
 expect_status 64 "lock name of 256 bytes" "$DMLOCK" run --name "$(printf 'x%.0s' $(seq 256))" -- true
+# A long name is named by its first 40 bytes, not echoed whole.
+expect_stderr "invalid lock name '$(printf 'x%.0s' $(seq 40))...': it is 256 bytes long"
+# A name with control characters is shown escaped: none reaches the terminal.
+expect_status 64 "lock name with an escape sequence" "$DMLOCK" run --name $'red\e[31mX' -- true
+expect_stderr "invalid lock name 'red\x1b[31mX': byte 4 is 0x1b"
+! grep -q $'\e' "$TEST_DIR/last.err" || fail "a lock name's ESC byte reached stderr unescaped"
 expect_status 64 "status with an argument" "$DMLOCK" status extra
 expect_status 64 "status with a ping option" "$DMLOCK" status -c 3
 expect_status 64 "ping -c 0" "$DMLOCK" ping -c 0
