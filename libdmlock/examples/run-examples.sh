@@ -13,7 +13,9 @@ trap cleanup EXIT
 trap 'exit 143' TERM
 trap 'exit 130' INT
 export DMLOCK_SOCKET=$tmp/dmlockd.sock
-"$builddir/dmlockd/dmlockd" -S "$DMLOCK_SOCKET" --log-level warning &
+# A state directory of its own: the default one may belong to a dmlockd
+# already running on this host (tools/quickstart leaves one).
+"$builddir/dmlockd/dmlockd" -S "$DMLOCK_SOCKET" --state-dir "$tmp/state" --log-level warning &
 pid=$!
 for _ in $(seq 1 500); do
 	if [ -S "$DMLOCK_SOCKET" ] && "$builddir/libdmlock/examples/blocking" probe >/dev/null 2>&1; then
