@@ -29,8 +29,11 @@
  * so that a link can refuse them with a clear message.  Version 3 (same
  * HELLO) is a change of meaning in the engine's messages: a HEARTBEAT_ACK
  * may refuse (DM_HEARTBEAT_REFUSED), and a version-2 node would count the
- * refusal as an acknowledgement of its lease. */
-#define FRAME_PROTOCOL_VERSION	3
+ * refusal as an acknowledgement of its lease.  Version 4 (same HELLO):
+ * every engine message carries the sender's roster label (dm_wire.c,
+ * DM_WIRE_VERSION 2), by which members refuse the leases of stale
+ * rosters; a version-3 node could neither decode nor honour it. */
+#define FRAME_PROTOCOL_VERSION	4
 #define FRAME_HEADER_LEN	8
 #define FRAME_DATA_PREFIX_LEN	(FRAME_HEADER_LEN + 8)	/* header + seq */
 #define FRAME_PAYLOAD_MAX	DM_WIRE_MSG_MAX

@@ -302,6 +302,22 @@ mk_receive_not_member(struct dm_engine *e, dm_slot_t from, const struct dm_msg *
 		a->seq = m->seq;
 		dm_send(e, from, a);
 	}
+	/* An arbiter counts us as holding its vote (LOCKED, INQUIRE, or its
+	 * probe of the vote holder): a request of an earlier incarnation of
+	 * ours, since we make none while not a member.  Give the vote back,
+	 * as a member does for a request it no longer makes; else that
+	 * arbiter's roster-lock vote stays pinned while our answers to its
+	 * probes keep us from being suspected. */
+	if (m->kind == DM_MK_LOCKED || m->kind == DM_MK_INQUIRE ||
+	    (m->kind == DM_MK_ARE_YOU_THERE && sub == MK_PROBE_ARBITER)) {
+		a = dm_msg_begin(e, DM_MK_RELEASE, NULL);
+		a->lock_len = m->lock_len;
+		memcpy(a->lock, m->lock, m->lock_len + 1u);
+		a->seq = m->seq;
+		a->arg = mk_node(e)->view;
+		dm_send(e, from, a);
+		return 0;
+	}
 	if (m->kind != DM_MK_REQUEST &&
 	    !(m->kind == DM_MK_ARE_YOU_THERE && sub == MK_PROBE_REQUESTER))
 		return 0;

@@ -39,6 +39,7 @@ dm_msg_begin(struct dm_engine *e, uint8_t kind, const struct dm_lock *l)
 	if (kind >= DM_MSG_ALGO_BASE && (e->breakage & DM_BREAK_STALE_TOKEN))
 		m->token = 0;
 	m->epoch = e->epoch;
+	m->roster_epoch = e->roster_epoch;
 	m->incarnation = e->incarnation;
 	m->serial = 0;
 	m->arg = 0;
@@ -448,6 +449,10 @@ engine_receive(struct dm_engine *e, const char *peer, const struct dm_msg *m)
 		    (e->nodes[from].incarnation != 0 ? sender != e->nodes[from].incarnation :
 		    e->nodes[from].condemned);
 	}
+	/* The sender's roster label (dm_lease.c, "stale rosters"): said by
+	 * the listed incarnation's own messages only. */
+	if (from != DM_SLOT_NONE && from != e->self && !e->rx_other_incarnation)
+		e->nodes[from].roster_epoch = m->roster_epoch;
 	if (m->kind < DM_MSG_ALGO_BASE)
 		return dm_roster_receive(e, from, peer, m);
 	if (m->lock_len == 0 || !dm_lock_name_valid(m->lock, m->lock_len))

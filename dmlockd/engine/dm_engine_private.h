@@ -123,6 +123,7 @@ struct dm_node {
 	dm_slot_t	 joined_vote_subject;
 	uint64_t	 joined_vote_serial;
 	dm_msec_t	 joined_vote_at;	/* when we agreed (we let that vote finish) */
+	uint64_t	 joined_vote_epoch;	/* the ballot we agreed to */
 	/* We agreed to a prober's vote to remove this entry, and the prober
 	 * left our roster before its outcome reached us, or its announcement
 	 * came too late to apply: the removal may stand elsewhere, so no more
@@ -141,6 +142,9 @@ struct dm_node {
 	/* It answered our last lease heartbeat with a refusal: it holds us
 	 * condemned (dm_lease.c, "refused by a majority"). */
 	bool		 refuses_our_lease;
+	/* The roster label of its latest message (its roster_epoch then):
+	 * dm_lease.c acknowledges its lease only if it is not behind ours. */
+	uint64_t	 roster_epoch;
 };
 
 /* Lease rounds kept for acknowledgements (majority policy): at least
@@ -227,6 +231,12 @@ struct dm_engine {
 	dm_slot_t	 self;
 	uint64_t	 epoch;
 	uint64_t	 join_epoch;	/* epoch when we (re)joined: older removals are stale */
+	/* The roster label: the epoch of the newest removal this roster has
+	 * applied (0: the configured static roster), or the sponsor's label
+	 * for a joiner's snapshot.  Unlike epoch, never learnt from gossip.
+	 * A member acknowledges no lease of a node whose label is behind its
+	 * own (dm_lease.c, "stale rosters"). */
+	uint64_t	 roster_epoch;
 	enum dm_membership membership;
 	struct dm_timer	 roster_timer;
 	/* Joining: sequence-number answers still awaited. */
@@ -403,6 +413,7 @@ int		 dm_membership_receive(struct dm_engine *e, dm_slot_t from, const char *pee
 		    const struct dm_msg *m);
 
 bool		 dm_membership_condemned(const struct dm_engine *e, dm_slot_t slot);
+uint64_t	 dm_membership_ack_label(const struct dm_engine *e);
 bool		 dm_membership_refuses_for_good(const struct dm_engine *e, dm_slot_t slot);
 void		 dm_membership_vote_dropped(struct dm_engine *e);
 void		 dm_membership_vote_orphaned(struct dm_engine *e, dm_slot_t subject);

@@ -130,10 +130,38 @@ dm_lease_round(struct dm_engine *e)
 	return lease_round_open(e);
 }
 
+/*
+ * Stale rosters.  A node that missed removals still lists the removed
+ * nodes, and they, cut off with it, may not know they were removed: its
+ * "majority" of that old, larger roster can be made of them and miss
+ * every majority of the roster that removes it next.  Lamport 950329/10
+ * (partitions): n2 and n6 were removed at epochs 18 and 19 while cut
+ * off with n9; n9, which had applied no removal since epoch 12 but had
+ * heard the number 19, renewed its lease with their acks and n8's (4 of
+ * the 7 it listed) and granted at epoch 19, while n7, n3 and n5 (3 of the
+ * 5 members left) had removed n9 at epoch 21 and n3 held the lock.
+ * So a member acknowledges no lease of a node whose roster label (the
+ * epoch of the newest removal its roster applied, carried by every
+ * message) is behind its own, and says so on a heartbeat: a node left
+ * without a majority by such refusals restarts and rejoins through a
+ * refuser (see the top), which brings it a current roster.  Labels that
+ * differ the other way are harmless: an acker behind us is on our roster.
+ * A removal we agreed to but have not seen applied counts as applied here
+ * (dm_membership_ack_label()): it may be committed already, and a chain of
+ * two such removals shrinks the roster past what majorities of the old
+ * one are guaranteed to share with the new one.
+ */
+static bool
+lease_roster_behind(const struct dm_engine *e, dm_slot_t j)
+{
+	return e->nodes[j].roster_epoch < dm_membership_ack_label(e);
+}
+
 bool
 dm_lease_may_ack(const struct dm_engine *e, dm_slot_t to)
 {
-	return to < DM_NODES_MAX && e->nodes[to].used && !dm_membership_condemned(e, to);
+	return to < DM_NODES_MAX && e->nodes[to].used && !dm_membership_condemned(e, to) &&
+	    !lease_roster_behind(e, to);
 }
 
 static void lease_acked(struct dm_engine *e, dm_slot_t from, uint64_t serial);
@@ -287,6 +315,16 @@ dm_lease_on_heartbeat(struct dm_engine *e, dm_slot_t from, const struct dm_msg *
 		dm_send(e, from, ack);
 		return 0;
 	}
+	if (lease_roster_behind(e, from)) {
+		dm_log(e, DM_LOG_DEBUG, "heartbeat from a roster behind ours: refused",
+		    NULL, from);
+		ack = dm_msg_begin(e, DM_MSG_HEARTBEAT_ACK, NULL);
+		ack->token = 0;
+		ack->serial = m->serial;
+		ack->arg = DM_HEARTBEAT_REFUSED;
+		dm_send(e, from, ack);
+		return 0;
+	}
 	if (!election_label_acceptable(e, from, m)) {
 		/* It still works in an election epoch older than the one we
 		 * accepted: whatever it holds of that epoch must lapse before
@@ -322,6 +360,8 @@ lease_acked(struct dm_engine *e, dm_slot_t from, uint64_t serial)
 
 	if (serial == 0 || e->rx_other_incarnation)
 		return;
+	if (e->nodes[from].roster_epoch > e->roster_epoch)
+		return;	/* (we are the one behind: see "stale rosters") */
 	e->nodes[from].refuses_our_lease = false;
 	if (hb->serial != serial || dm_bit_get(hb->acked, from))
 		return;

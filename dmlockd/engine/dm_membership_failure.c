@@ -24,6 +24,7 @@ dm_membership_announce_failure_at(struct dm_engine *e, dm_slot_t slot, uint64_t 
 		e->epoch = epoch_next(e);
 	if (e->epoch > e->promised_epoch)
 		e->promised_epoch = e->epoch;
+	dm_membership_roster_label(e, e->epoch);
 	m = dm_msg_begin(e, DM_MSG_NODE_FAILED, NULL);
 	set_subject(m, &e->nodes[slot]);
 	set_sender(e, m);
@@ -108,6 +109,15 @@ dm_membership_note_removed(struct dm_engine *e, dm_slot_t slot)
 	r->incarnation = e->nodes[slot].incarnation;
 }
 
+/* Our roster has applied the removal decided at epoch: the roster label
+ * (dm_engine_private.h) says so; it is never lowered but by a restart. */
+void
+dm_membership_roster_label(struct dm_engine *e, uint64_t epoch)
+{
+	if (epoch > e->roster_epoch)
+		e->roster_epoch = epoch;
+}
+
 static void
 restart_and_rejoin_why(struct dm_engine *e, const char *told_by, const char *why)
 {
@@ -146,6 +156,7 @@ restart_and_rejoin_why(struct dm_engine *e, const char *told_by, const char *why
 	e->incarnation += (uint64_t)1 << 48;
 	e->nodes[e->self].incarnation = e->incarnation;
 	e->incarnation_since = e->now;
+	e->roster_epoch = 0;	/* (the sponsor's snapshot brings its label) */
 	e->vote_subject = DM_SLOT_NONE;
 	dm_timer_stop(e, &e->heartbeat_timer);
 	dm_timer_stop(e, &e->lease_timer);
@@ -249,8 +260,16 @@ dm_membership_on_node_failed(struct dm_engine *e, dm_slot_t from, const char *pe
 			restart_and_rejoin(e, peer);
 		return 0;
 	}
-	if (from == DM_SLOT_NONE || s == DM_SLOT_NONE)
+	if (from == DM_SLOT_NONE)
 		return 0;
+	if (s == DM_SLOT_NONE) {
+		/* A removal a member applied of a node we no longer list (we
+		 * removed it ourselves, under another ballot): our roster is
+		 * the one that removal made, as far as that node goes. */
+		if (m->arg != 1)
+			dm_membership_roster_label(e, m->epoch);
+		return 0;
+	}
 	if (m->incarnation != 0 && e->nodes[s].incarnation != 0 &&
 	    m->incarnation != e->nodes[s].incarnation)
 		return 0;	/* about an older incarnation already gone */
@@ -298,8 +317,10 @@ dm_membership_on_node_failed(struct dm_engine *e, dm_slot_t from, const char *pe
 		return dm_roster_replace(e, s, name, address, e->nodes[s].replaced_incarnation);
 	}
 	dm_log(e, DM_LOG_WARNING, "member removed by a failure announcement", NULL, s);
-	if (m->arg != 1)
+	if (m->arg != 1) {
 		dm_membership_note_removed(e, s);
+		dm_membership_roster_label(e, m->epoch);
+	}
 	dm_roster_erase(e, s);
 	return 0;
 }

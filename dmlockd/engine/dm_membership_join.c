@@ -361,6 +361,7 @@ dm_membership_on_roster_end(struct dm_engine *e, const char *peer, const struct 
 	if (m->epoch > e->epoch)
 		e->epoch = m->epoch;
 	e->join_epoch = e->epoch;
+	e->roster_epoch = m->roster_epoch;	/* the sponsor's: its roster is ours now */
 	dm_membership_departed_erase(e);
 	e->membership = DM_MEMBER_SYNCING;
 	memset(e->seq_waiting, 0, sizeof(e->seq_waiting));

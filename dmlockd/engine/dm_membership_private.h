@@ -156,6 +156,7 @@ bool	 dm_membership_incarnation_removed(const struct dm_engine *e, const char *n
 	    uint64_t incarnation);
 bool	 dm_membership_name_removed(const struct dm_engine *e, const char *name);
 void	 dm_membership_note_removed(struct dm_engine *e, dm_slot_t slot);
+void	 dm_membership_roster_label(struct dm_engine *e, uint64_t epoch);
 int	 dm_membership_on_node_failed(struct dm_engine *e, dm_slot_t from, const char *peer,
 	    const struct dm_msg *m);
 int	 dm_membership_on_rejoin(struct dm_engine *e, dm_slot_t from, const char *peer,

@@ -96,6 +96,7 @@ struct dm_msg {
 	uint64_t	seq;		/* sequence number / Lamport clock of the request */
 	uint64_t	token;		/* highest fencing token the sender has seen */
 	uint64_t	epoch;		/* sender's roster epoch */
+	uint64_t	roster_epoch;	/* sender's roster label (dm_engine_private.h) */
 	uint64_t	incarnation;	/* sender's incarnation (or the subject node's) */
 	uint64_t	serial;		/* correlates acks, votes, heartbeats */
 	uint64_t	arg;		/* kind-specific */

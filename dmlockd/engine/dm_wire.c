@@ -5,6 +5,7 @@
  * Layout (all integers big-endian):
  *   u8 version (DM_WIRE_VERSION) | u8 kind | u8 mode | u8 flags
  *   u64 seq | u64 token | u64 epoch | u64 incarnation | u64 serial | u64 arg
+ *   u64 roster_epoch
  *   u8 lock_len  | lock bytes
  *   u8 node_len  | node bytes
  *   u8 addr_len  | address bytes
@@ -19,7 +20,7 @@
 #include "dm_msg.h"
 #include "dm_wire.h"
 
-#define WIRE_FIXED	(4 + 6 * 8)
+#define WIRE_FIXED	(4 + 7 * 8)
 
 struct wire_reader {
 	const uint8_t	*p;
@@ -85,9 +86,9 @@ dm_wire_encode(const struct dm_msg *msg, uint8_t *buf, size_t cap, size_t *ret_l
 	*p++ = msg->kind;
 	*p++ = msg->mode;
 	*p++ = msg->flags;
-	const uint64_t ints[6] = { msg->seq, msg->token, msg->epoch, msg->incarnation,
-	    msg->serial, msg->arg };
-	for (size_t i = 0; i < 6; i++, p += 8)
+	const uint64_t ints[7] = { msg->seq, msg->token, msg->epoch, msg->incarnation,
+	    msg->serial, msg->arg, msg->roster_epoch };
+	for (size_t i = 0; i < 7; i++, p += 8)
 		put_u64(p, ints[i]);
 	*p++ = msg->lock_len;
 	memcpy(p, msg->lock, msg->lock_len);
@@ -160,6 +161,7 @@ dm_wire_decode(const uint8_t *buf, size_t len, struct dm_msg *ret)
 	ret->incarnation = get_u64(fixed + 28);
 	ret->serial = get_u64(fixed + 36);
 	ret->arg = get_u64(fixed + 44);
+	ret->roster_epoch = get_u64(fixed + 52);
 	if (wire_take_string(&r, DM_LOCK_NAME_MAX, ret->lock, &ret->lock_len) < 0 ||
 	    wire_take_string(&r, DM_NODE_NAME_MAX, ret->node, &ret->node_len) < 0 ||
 	    wire_take_string(&r, DM_ADDRESS_MAX, ret->address, &ret->address_len) < 0)

@@ -11,7 +11,7 @@
 
 struct dm_msg;
 
-#define DM_WIRE_VERSION	1
+#define DM_WIRE_VERSION	2
 /* No encoded message is larger than this; the transport's frame limit is
  * at least this plus its own header. */
 #define DM_WIRE_MSG_MAX	(64 * 1024)

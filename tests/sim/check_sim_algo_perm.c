@@ -116,6 +116,54 @@ START_TEST(seed_sweep)
 }
 END_TEST
 
+/*
+ * Seeds of the long campaigns (dmlock-sim --algorithm A --no-shared
+ * --rotate-faults --nodes 1-16) that once failed, each fixed in the
+ * engine with a unit test; replayed with the campaign's settings.
+ */
+static const struct replay {
+	const char *algorithm;
+	uint64_t seed;
+	unsigned nodes;
+	uint32_t faults;
+} replays[] = {
+	/* a2aaf6e's million: a node on a roster two removals old renewed its
+	 * lease with the acks of the removed (check_engine_membership.c,
+	 * test_stale_roster_gets_no_lease_acks) */
+	{ "lamport", 950329, 10, SIM_F_PARTITION },
+	/* the same million: a joiner dropped the roster-lock vote its dead
+	 * incarnation's late REQUEST won, and nobody could sponsor again
+	 * (check_algo_maekawa.c, test_joiner_gives_back_a_dead_incarnations_vote) */
+	{ "maekawa", 509462, 7, SIM_F_PARTITION },
+};
+
+START_TEST(replay)
+{
+	const struct replay *g = &replays[_i];
+	struct sim_config cfg = {
+		.seed = g->seed,
+		.nodes = g->nodes,
+		.algorithm = g->algorithm,
+		.shared = false,
+		.faults = g->faults,
+		.report = stderr,
+	};
+	struct sim_result res;
+	int r;
+
+	if (strcmp(g->algorithm, SIM_ALGO) != 0)
+		return;
+	algo_expectations(&cfg);
+	r = sim_run(&cfg, &res);
+	ck_assert_msg(r == 0, "replay: dmlock-sim --algorithm %s --seed %llu --nodes %u "
+	    "--fault-mask %x --no-shared --trace: %s: %s", g->algorithm,
+	    (unsigned long long)g->seed, g->nodes, g->faults,
+	    sim_violation_name(res.violation), res.what);
+	ck_assert_uint_gt(res.grants, 0);
+	ck_assert_uint_eq(res.engine_errors, 0);
+}
+END_TEST
+
 /* Smallest and largest |S_i| for n members. */
 static void
 set_sizes(unsigned n, size_t *kmin, size_t *kmax)
@@ -206,6 +254,10 @@ main(void)
 	tc = tcase_create("paper");
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, paper_figures, 0, 4);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("replays");
+	tcase_set_timeout(tc, 120);
+	tcase_add_loop_test(tc, replay, 0, (int)(sizeof(replays) / sizeof(replays[0])));
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_set_fork_status(sr, CK_NOFORK);

@@ -12,6 +12,7 @@
 #include "engine_harness.h"
 #include "check_algo_common.h"
 #include "dm_quorum.h"
+#include "algo_maekawa.h"	/* MK_SUB_SHIFT, MK_PROBE_ARBITER */
 
 static size_t
 set_size(unsigned n, unsigned i)
@@ -183,6 +184,71 @@ START_TEST(test_roster_lock_granted_across_views)
 }
 END_TEST
 
+/* Deliver a roster-lock message of kind (seq, serial) from node from to
+ * node to. */
+static void
+roster_lock_msg(int from, int to, uint8_t kind, uint64_t seq, uint64_t serial)
+{
+	struct dm_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.kind = kind;
+	m.seq = seq;
+	m.serial = serial;
+	m.incarnation = 1;
+	m.lock_len = (uint8_t)strlen(".dmlock/roster");
+	memcpy(m.lock, ".dmlock/roster", m.lock_len + 1u);
+	h_inject(&C, from, to, &m);
+}
+
+START_TEST(test_joiner_gives_back_a_dead_incarnations_vote)
+{
+	/* 509462/7 (partition), a2aaf6e's million: n3's earlier incarnation
+	 * had asked n2 for the roster lock; the REQUEST, held by a partition,
+	 * reached n2 after n3 had restarted and, still joining, was listed
+	 * by the members.  n2 granted it its vote; n3, not a member, dropped
+	 * the LOCKED and answered n2's probes of the vote holder with "here"
+	 * only: the vote stayed pinned, nobody could sponsor a joiner, and
+	 * n3's answers kept it from being suspected.  A joiner never asks for
+	 * the roster lock, so a vote counted as its own belongs to a dead
+	 * incarnation: it gives it back, as a member does for a request it
+	 * no longer makes. */
+	const struct dm_msg *r;
+
+	p_init(3, DM_FAILURE_PAPER, "maekawa");
+	{
+		struct dm_engine_config cfg;
+		struct dm_peer_spec sp = { .name = C.names[1], .address = "127.0.0.1:2" };
+		C.n = 4;
+		snprintf(C.names[3], sizeof(C.names[3]), "node3");
+		h_config(&cfg, C.names[3], NULL, 0);
+		cfg.algorithm = "maekawa";
+		cfg.failure_policy = DM_FAILURE_PAPER;
+		cfg.sponsor = &sp;
+		ck_assert_int_eq(dm_engine_new(&cfg, &C.e[3]), 0);
+	}
+	ck_assert(!h_ready(&C, 3));
+	roster_lock_msg(2, 3, DM_MK_LOCKED, 30, 0);
+	r = h_queued(&C, 3, 2, DM_MK_RELEASE);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_uint_eq(r->seq, 30);
+	C.qhead = C.qtail;
+	roster_lock_msg(2, 3, DM_MK_ARE_YOU_THERE, 30, (uint64_t)MK_PROBE_ARBITER << MK_SUB_SHIFT);
+	ck_assert_ptr_nonnull(h_queued(&C, 3, 2, DM_MK_YES_I_AM_HERE));
+	r = h_queued(&C, 3, 2, DM_MK_RELEASE);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_uint_eq(r->seq, 30);
+	C.qhead = C.qtail;
+	roster_lock_msg(2, 3, DM_MK_INQUIRE, 31, 0);
+	ck_assert_ptr_nonnull(h_queued(&C, 3, 2, DM_MK_RELEASE));
+	C.qhead = C.qtail;
+	/* A sponsor's REQUEST is still voted for at once. */
+	roster_lock_msg(2, 3, DM_MK_REQUEST, 32, 0);
+	ck_assert_ptr_nonnull(h_queued(&C, 3, 2, DM_MK_LOCKED));
+	ck_assert_ptr_null(h_queued(&C, 3, 2, DM_MK_RELEASE));
+}
+END_TEST
+
 int
 main(void)
 {
@@ -195,6 +261,7 @@ main(void)
 	tcase_add_loop_test(tc, test_messages_per_entry, 0, H_NODES);
 	tcase_add_loop_test(tc, test_contention_no_deadlock, 0, H_NODES - 2);
 	tcase_add_test(tc, test_shared_refused);
+	tcase_add_test(tc, test_joiner_gives_back_a_dead_incarnations_vote);
 	tcase_add_test(tc, test_lost_request_probe);
 	tcase_add_test(tc, test_try_and_cancel);
 	tcase_add_test(tc, test_failed_arbiter);

@@ -39,7 +39,8 @@ node_failed(int from, int to, const char *subject, uint64_t inc, uint64_t epoch,
 }
 
 /* Deliver a lease HEARTBEAT (serial, the sender's incarnation, epoch) from
- * node from to node to; how many acks it drew (a refusal is none). */
+ * node from to node to; how many acks it drew (a refusal is none).  The
+ * sender's roster is taken to be that epoch's (its roster label). */
 static size_t
 heartbeat_acks(int from, int to, uint64_t serial, uint64_t incarnation, uint64_t epoch)
 {
@@ -51,6 +52,7 @@ heartbeat_acks(int from, int to, uint64_t serial, uint64_t incarnation, uint64_t
 	m.serial = serial;
 	m.incarnation = incarnation;
 	m.epoch = epoch;
+	m.roster_epoch = epoch;
 	h_inject(&C, from, to, &m);
 	return C.sent_kind[DM_MSG_HEARTBEAT_ACK] - acks;
 }
@@ -1709,6 +1711,113 @@ START_TEST(test_refused_node_stays_when_its_refuser_dies)
 }
 END_TEST
 
+/* A lease HEARTBEAT from node from to node to whose sender claims roster
+ * label `label`: acknowledged (1), refused out loud (0). */
+static int
+labelled_heartbeat_acked(int from, int to, uint64_t serial, uint64_t label)
+{
+	struct dm_msg m;
+	const struct dm_msg *ack;
+
+	memset(&m, 0, sizeof(m));
+	m.kind = DM_MSG_HEARTBEAT;
+	m.serial = serial;
+	m.incarnation = 1;
+	m.roster_epoch = label;
+	h_inject(&C, from, to, &m);
+	ack = queued(to, from, DM_MSG_HEARTBEAT_ACK);
+	ck_assert_ptr_nonnull(ack);
+	ck_assert_uint_eq(ack->serial, serial);
+	return ack->arg == DM_HEARTBEAT_REFUSED ? 0 : 1;
+}
+
+START_TEST(test_stale_roster_gets_no_lease_acks)
+{
+	/* Lamport 950329/10 (partitions): n2 and n6 were removed at epochs
+	 * 18 and 19 while cut off with n9, which had applied no removal since
+	 * epoch 12 (it had heard the number 19); n9 renewed its lease with
+	 * their acks and n8's, 4 of the 7 it listed, and granted beside the
+	 * 3 of 5 members left that had removed it.  Here node1 removes node4
+	 * (nodes 1-3 apply it; node0 and node4 never hear of it).  node0, on
+	 * the old roster of five, has only node4's ack besides its own: no
+	 * lease, no grant, however long it waits for the current members,
+	 * which refuse it out loud; it restarts after 2 T_fail and rejoins,
+	 * and is served then.  A current member is served at once, and a
+	 * member behind us still counts for it. */
+	struct dm_event ev = { .type = DM_EV_REMOVE_NODE, .u.remove.peer = "node4" };
+	const struct dm_engine *n1;
+	dm_msec_t removed_at;
+
+	init_acquainted(5);
+	ck_assert_int_eq(h_step(&C, 1, &ev), 0);
+	h_unqueue(&C, 1, 0, DM_MSG_NODE_FAILED);
+	h_unqueue(&C, 1, 4, DM_MSG_NODE_FAILED);
+	h_pump(&C);
+	removed_at = C.now;
+	n1 = C.e[1];
+	ck_assert_uint_gt(n1->roster_epoch, 0);
+	ck_assert_uint_eq(C.e[2]->roster_epoch, n1->roster_epoch);
+	ck_assert_uint_eq(C.e[0]->roster_epoch, 0);
+	ck_assert_uint_eq(h_roster(&C, 0), 5);
+	ck_assert_uint_eq(h_roster(&C, 2), 4);
+	/* The rule itself: behind, refused; level or ahead, acknowledged. */
+	ck_assert_int_eq(labelled_heartbeat_acked(0, 2, 9001, 0), 0);
+	ck_assert_int_eq(labelled_heartbeat_acked(3, 2, 9002, n1->roster_epoch), 1);
+	ck_assert_int_eq(labelled_heartbeat_acked(3, 2, 9003, n1->roster_epoch + 5), 1);
+	h_pump(&C);
+	/* A current member is served, node0's old label notwithstanding. */
+	h_acquire(&C, 3, 1, "x", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&C);
+	ck_assert(granted(1));
+	ck_assert_int_eq(h_release(&C, 3, 1), 0);
+	h_pump(&C);
+	/* The stale node is not. */
+	h_acquire(&C, 0, 2, "y", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&C);
+	h_advance(&C, C.now + 5000);
+	ck_assert_msg(!granted(2), "node0 granted on the acks of a roster the members left");
+	ck_assert_uint_gt(C.sent_lease_refusals, 0);
+	for (int k = 0; k < 120 && !granted(2) && h_find(&C, DM_FX_DENY, 2) == NULL; k++)
+		h_advance(&C, C.now + 500);
+	ck_assert_msg(granted(2) || h_find(&C, DM_FX_DENY, 2) != NULL,
+	    "node0 neither served nor told: stuck behind the refusals");
+	ck_assert_uint_ge(C.now - removed_at, 14000);	/* not before 2 T_fail */
+	for (int k = 0; k < 120 && !(h_ready(&C, 0) && C.e[0]->roster_epoch == n1->roster_epoch); k++)
+		h_advance(&C, C.now + 500);
+	ck_assert(h_ready(&C, 0));
+	ck_assert_uint_eq(C.e[0]->roster_epoch, n1->roster_epoch);	/* the sponsor's */
+	h_acquire(&C, 0, 3, "z", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	for (int k = 0; k < 120 && !granted(3); k++)
+		h_advance(&C, C.now + 500);
+	ck_assert_msg(granted(3), "node0 never served again");
+}
+END_TEST
+
+START_TEST(test_agreed_removal_counts_as_applied_for_acks)
+{
+	/* The same, one step earlier: node0 agreed to node1's vote (ballot 3)
+	 * on node2, whose outcome has not reached it.  The removal may be
+	 * committed: node0 acknowledges no lease of a roster that has not
+	 * applied it (a chain of two such removals leaves a lease of the old
+	 * roster without a member of the new one's majorities), but still
+	 * one that has; once the vote is withdrawn, everyone's again. */
+	init_with_silent_node(4, 2);
+	node0_agrees_to_node1s_vote("node2");
+	ck_assert_int_eq(labelled_heartbeat_acked(3, 0, 9001, 0), 0);
+	ck_assert_int_eq(labelled_heartbeat_acked(3, 0, 9002, 3), 1);
+	{
+		struct dm_msg m;
+
+		memset(&m, 0, sizeof(m));
+		m.kind = DM_MSG_SUSPECT_ABORT;
+		m.serial = 1;
+		m.incarnation = 1;
+		h_inject(&C, 1, 0, &m);
+	}
+	ck_assert_int_eq(labelled_heartbeat_acked(3, 0, 9003, 0), 1);
+}
+END_TEST
+
 static Suite *
 membership_suite(void)
 {
@@ -1764,6 +1873,8 @@ membership_suite(void)
 	tcase_add_test(tc, test_removed_incarnation_restarts_to_join);
 	tcase_add_test(tc, test_refused_by_a_stuck_minority_restarts);
 	tcase_add_test(tc, test_refused_node_stays_when_its_refuser_dies);
+	tcase_add_test(tc, test_stale_roster_gets_no_lease_acks);
+	tcase_add_test(tc, test_agreed_removal_counts_as_applied_for_acks);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -23,6 +23,7 @@ fill(struct dm_msg *m, uint8_t kind, unsigned variant)
 	m->seq = 0x0102030405060708ULL + variant;
 	m->token = UINT64_MAX - variant;
 	m->epoch = variant;
+	m->roster_epoch = 0x0102030405060708ull + variant;
 	m->incarnation = 42;
 	m->serial = 7 * variant;
 	m->arg = 1;
@@ -52,6 +53,7 @@ assert_same(const struct dm_msg *a, const struct dm_msg *b)
 	ck_assert_uint_eq(a->seq, b->seq);
 	ck_assert_uint_eq(a->token, b->token);
 	ck_assert_uint_eq(a->epoch, b->epoch);
+	ck_assert_uint_eq(a->roster_epoch, b->roster_epoch);
 	ck_assert_uint_eq(a->incarnation, b->incarnation);
 	ck_assert_uint_eq(a->serial, b->serial);
 	ck_assert_uint_eq(a->arg, b->arg);
@@ -117,14 +119,14 @@ END_TEST
 #define OFF_KIND	1
 #define OFF_MODE	2
 #define OFF_FLAGS	3
-#define OFF_LOCKLEN	52
+#define OFF_LOCKLEN	60
 
 START_TEST(test_bad_header_fields)
 {
 	static struct dm_msg in, out;
 	size_t len;
 	static const struct { size_t off; uint8_t val; } bad[] = {
-		{ OFF_VERSION, 0 }, { OFF_VERSION, 2 }, { OFF_KIND, 0 }, { OFF_KIND, DM_MSG_ENGINE_MAX_ },
+		{ OFF_VERSION, 0 }, { OFF_VERSION, 1 }, { OFF_VERSION, 3 }, { OFF_KIND, 0 }, { OFF_KIND, DM_MSG_ENGINE_MAX_ },
 		{ OFF_KIND, 63 }, { OFF_MODE, 2 }, { OFF_MODE, 255 }, { OFF_FLAGS, 4 },
 		{ OFF_FLAGS, 0x80 },
 	};
