@@ -414,6 +414,7 @@ int		 dm_membership_receive(struct dm_engine *e, dm_slot_t from, const char *pee
 
 bool		 dm_membership_condemned(const struct dm_engine *e, dm_slot_t slot);
 uint64_t	 dm_membership_ack_label(const struct dm_engine *e);
+uint64_t	 dm_roster_digest(const struct dm_engine *e);
 bool		 dm_membership_refuses_for_good(const struct dm_engine *e, dm_slot_t slot);
 void		 dm_membership_vote_dropped(struct dm_engine *e);
 void		 dm_membership_vote_orphaned(struct dm_engine *e, dm_slot_t subject);

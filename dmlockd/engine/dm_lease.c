@@ -322,6 +322,7 @@ dm_lease_on_heartbeat(struct dm_engine *e, dm_slot_t from, const struct dm_msg *
 		ack->token = 0;
 		ack->serial = m->serial;
 		ack->arg = DM_HEARTBEAT_REFUSED;
+		ack->seq = dm_roster_digest(e);	/* (lease_label_catch_up) */
 		dm_send(e, from, ack);
 		return 0;
 	}
@@ -340,11 +341,34 @@ dm_lease_on_heartbeat(struct dm_engine *e, dm_slot_t from, const struct dm_msg *
 	return 0;
 }
 
+/*
+ * A member refused our heartbeat, its roster label ahead of ours.  If it
+ * lists exactly the names we list (the digest it sent), our roster is the
+ * one its label stands for, whatever announcement we missed (one about an
+ * incarnation we had replaced already, or one sent before we joined):
+ * take its label.  Otherwise the refusals stand, and 2 T_fail of them
+ * make us restart and rejoin (see "stale rosters").  Seed 7007/16
+ * (lamport, crashes): a node that missed one announcement was refused by
+ * every member for good, restarted, and the members' votes on its old
+ * incarnation outbid each other for the rest of the run.
+ */
+static bool
+lease_label_catch_up(struct dm_engine *e, dm_slot_t from, const struct dm_msg *m)
+{
+	if (m->roster_epoch <= e->roster_epoch || m->seq != dm_roster_digest(e))
+		return false;
+	dm_log(e, DM_LOG_INFO, "roster label taken from a member with the same roster", NULL, from);
+	e->roster_epoch = m->roster_epoch;
+	return true;
+}
+
 int
 dm_lease_on_heartbeat_ack(struct dm_engine *e, dm_slot_t from, const struct dm_msg *m)
 {
 	if (m->arg == DM_HEARTBEAT_REFUSED) {
-		if (from < DM_NODES_MAX && e->nodes[from].used && !e->rx_other_incarnation)
+		/* (caught up: the next round asks again, no refusal counted) */
+		if (from < DM_NODES_MAX && e->nodes[from].used && !e->rx_other_incarnation &&
+		    !lease_label_catch_up(e, from, m))
 			lease_refusal(e, from);
 		return 0;
 	}

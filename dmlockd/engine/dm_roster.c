@@ -266,6 +266,28 @@ dm_roster_start(struct dm_engine *e)
 	dm_emit(e, &ready);
 }
 
+/* A fingerprint of the set of names listed (order-free): two rosters with
+ * the same names have the same digest (dm_lease.c, "stale rosters"). */
+uint64_t
+dm_roster_digest(const struct dm_engine *e)
+{
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < e->slot_limit; i++) {
+		uint64_t z;
+
+		if (!e->nodes[i].used)
+			continue;
+		/* splitmix64's finaliser over the name's hash and length */
+		z = ((uint64_t)e->nodes[i].name_hash << 8 | e->nodes[i].name_len) +
+		    0x9e3779b97f4a7c15ull;
+		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+		z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+		sum += z ^ (z >> 31);
+	}
+	return sum;
+}
+
 bool
 dm_roster_ready(const struct dm_engine *e)
 {

@@ -131,6 +131,11 @@ static const struct replay {
 	 * lease with the acks of the removed (check_engine_membership.c,
 	 * test_stale_roster_gets_no_lease_acks) */
 	{ "lamport", 950329, 10, SIM_F_PARTITION },
+	/* that fix's first campaign (2da749c): a node whose label lagged
+	 * with the members' roster was refused for good and restarted, and
+	 * the votes on its old incarnation outbid each other for ever
+	 * (test_stale_label_taken_from_a_member_with_the_same_roster) */
+	{ "lamport", 7007, 16, SIM_F_CRASH },
 	/* the same million: a joiner dropped the roster-lock vote its dead
 	 * incarnation's late REQUEST won, and nobody could sponsor again
 	 * (check_algo_maekawa.c, test_joiner_gives_back_a_dead_incarnations_vote) */

@@ -1793,6 +1793,37 @@ START_TEST(test_stale_roster_gets_no_lease_acks)
 }
 END_TEST
 
+START_TEST(test_stale_label_taken_from_a_member_with_the_same_roster)
+{
+	/* 7007/16 (lamport, crashes): a node missed one removal's
+	 * announcement (it had replaced that incarnation already), so its
+	 * roster was the members' but its label was not; every member
+	 * refused it for good, it restarted, and the members' votes on its
+	 * old incarnation outbid each other for the rest of the run.  A
+	 * refusal carries the refuser's roster digest: with the same names
+	 * listed, the node takes the refuser's label and is served at once,
+	 * without restarting. */
+	struct dm_event ev = { .type = DM_EV_REMOVE_NODE, .u.remove.peer = "node3" };
+	uint64_t incarnation;
+
+	init_acquainted(4);
+	ck_assert_int_eq(h_step(&C, 1, &ev), 0);
+	h_pump(&C);
+	ck_assert_uint_eq(h_roster(&C, 0), 3);
+	ck_assert_uint_gt(C.e[1]->roster_epoch, 0);
+	ck_assert_uint_eq(C.e[0]->roster_epoch, C.e[1]->roster_epoch);
+	C.e[0]->roster_epoch = 0;	/* the label of an announcement it missed */
+	incarnation = C.e[0]->incarnation;
+	h_acquire(&C, 0, 1, "x", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	for (int k = 0; k < 30 && !granted(1); k++)
+		h_advance(&C, C.now + 100);
+	ck_assert_msg(granted(1), "node0 not served though its roster is the members'");
+	ck_assert_uint_eq(C.e[0]->roster_epoch, C.e[1]->roster_epoch);
+	ck_assert_uint_eq(C.e[0]->incarnation, incarnation);	/* no restart */
+	ck_assert_uint_gt(C.sent_lease_refusals, 0);		/* it was refused first */
+}
+END_TEST
+
 START_TEST(test_agreed_removal_counts_as_applied_for_acks)
 {
 	/* The same, one step earlier: node0 agreed to node1's vote (ballot 3)
@@ -1875,6 +1906,7 @@ membership_suite(void)
 	tcase_add_test(tc, test_refused_node_stays_when_its_refuser_dies);
 	tcase_add_test(tc, test_stale_roster_gets_no_lease_acks);
 	tcase_add_test(tc, test_agreed_removal_counts_as_applied_for_acks);
+	tcase_add_test(tc, test_stale_label_taken_from_a_member_with_the_same_roster);
 	suite_add_tcase(s, tc);
 	return s;
 }
