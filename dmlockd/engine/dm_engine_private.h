@@ -123,7 +123,6 @@ struct dm_node {
 	dm_slot_t	 joined_vote_subject;
 	uint64_t	 joined_vote_serial;
 	dm_msec_t	 joined_vote_at;	/* when we agreed (we let that vote finish) */
-	uint64_t	 joined_vote_epoch;	/* the ballot we agreed to */
 	/* We agreed to a prober's vote to remove this entry, and the prober
 	 * left our roster before its outcome reached us, or its announcement
 	 * came too late to apply: the removal may stand elsewhere, so no more
@@ -413,7 +412,6 @@ int		 dm_membership_receive(struct dm_engine *e, dm_slot_t from, const char *pee
 		    const struct dm_msg *m);
 
 bool		 dm_membership_condemned(const struct dm_engine *e, dm_slot_t slot);
-uint64_t	 dm_membership_ack_label(const struct dm_engine *e);
 uint64_t	 dm_roster_digest(const struct dm_engine *e);
 bool		 dm_membership_refuses_for_good(const struct dm_engine *e, dm_slot_t slot);
 void		 dm_membership_vote_dropped(struct dm_engine *e);

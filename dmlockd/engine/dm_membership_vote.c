@@ -253,7 +253,6 @@ dm_membership_on_suspect(struct dm_engine *e, dm_slot_t from, const char *peer,
 	 * seed 230/7, pause: voters refused a rejoined node's lease acks for
 	 * ever, so it held permission without a lease and deadlocked.) */
 	e->nodes[from].joined_vote_subject = agree && !replaced ? s : DM_SLOT_NONE;
-	e->nodes[from].joined_vote_epoch = m->arg;
 	e->nodes[from].joined_vote_serial = m->serial;
 	e->nodes[from].joined_vote_at = e->now;
 	v = dm_msg_begin(e, DM_MSG_SUSPECT_VOTE, NULL);
@@ -309,35 +308,6 @@ dm_membership_vote_orphaned(struct dm_engine *e, dm_slot_t subject)
 		return;
 	if (e->restart_timer.heap_index == 0 || e->restart_timer.at > e->now)
 		dm_timer_arm(e, &e->restart_timer, e->now);
-}
-
-/*
- * The roster label we judge a lease's sender by (dm_lease.c, "stale
- * rosters"): our roster's, raised to the ballot of each removal we agreed
- * to whose outcome has not reached us.  Such a removal may have been
- * committed, and our ack to a node that has not applied it could count
- * the removed node's ack beside ours: with two such removals in a row a
- * lease of the old, larger roster misses the majorities of the new one.
- * Nodes that applied the removal are still acknowledged.
- */
-uint64_t
-dm_membership_ack_label(const struct dm_engine *e)
-{
-	uint64_t label = e->roster_epoch;
-
-	if (e->vote_subject != DM_SLOT_NONE && e->vote_epoch > label)
-		label = e->vote_epoch;
-	for (size_t i = 0; i < e->slot_limit; i++) {
-		const struct dm_node *n = &e->nodes[i];
-		if (!n->used)
-			continue;
-		if (n->joined_vote_subject != DM_SLOT_NONE && n->joined_vote_epoch > label)
-			label = n->joined_vote_epoch;
-		/* (an orphaned agreement's ballot is lost: the promise covers it) */
-		if (n->vote_orphaned && e->promised_epoch > label)
-			label = e->promised_epoch;
-	}
-	return label;
 }
 
 /* Has this node promised not to extend slot's lease? */

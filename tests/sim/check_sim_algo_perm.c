@@ -136,6 +136,10 @@ static const struct replay {
 	 * the votes on its old incarnation outbid each other for ever
 	 * (test_stale_label_taken_from_a_member_with_the_same_roster) */
 	{ "lamport", 7007, 16, SIM_F_CRASH },
+	/* and 7b376fc's: acks refused for removals only agreed to (a rule
+	 * since dropped, NOTES.md "Session 19") made nodes restart together,
+	 * and starved a cluster whose votes kept running */
+	{ "lamport", 20887, 8, SIM_F_PAUSE }, { "lamport", 21021, 14, SIM_F_PARTITION },
 	/* the same million: a joiner dropped the roster-lock vote its dead
 	 * incarnation's late REQUEST won, and nobody could sponsor again
 	 * (check_algo_maekawa.c, test_joiner_gives_back_a_dead_incarnations_vote) */
