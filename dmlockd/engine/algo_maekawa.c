@@ -289,19 +289,26 @@ mk_may_handoff(const struct dm_engine *e, const struct dm_lock *l, enum dm_mode 
  * on while we join).  It never wants that lock: vote at once and keep no
  * state, like a Ricart-Agrawala REPLY.  Safe because roster-lock requests
  * ask every member, so two of them still meet at every active member. */
+static void
+mk_not_member_answer(struct dm_engine *e, dm_slot_t from, const struct dm_msg *m, uint8_t kind,
+    uint64_t arg)
+{
+	struct dm_msg *a = dm_msg_begin(e, kind, NULL);
+
+	a->lock_len = m->lock_len;
+	memcpy(a->lock, m->lock, m->lock_len + 1u);
+	a->seq = m->seq;
+	a->arg = arg;
+	dm_send(e, from, a);
+}
+
 static int
 mk_receive_not_member(struct dm_engine *e, dm_slot_t from, const struct dm_msg *m)
 {
-	struct dm_msg *a;
 	uint8_t sub = (uint8_t)((m->serial >> MK_SUB_SHIFT) & 3u);
 
-	if (m->kind == DM_MK_ARE_YOU_THERE) {
-		a = dm_msg_begin(e, DM_MK_YES_I_AM_HERE, NULL);
-		a->lock_len = m->lock_len;
-		memcpy(a->lock, m->lock, m->lock_len + 1u);
-		a->seq = m->seq;
-		dm_send(e, from, a);
-	}
+	if (m->kind == DM_MK_ARE_YOU_THERE)
+		mk_not_member_answer(e, from, m, DM_MK_YES_I_AM_HERE, 0);
 	/* An arbiter counts us as holding its vote (LOCKED, INQUIRE, or its
 	 * probe of the vote holder): a request of an earlier incarnation of
 	 * ours, since we make none while not a member.  Give the vote back,
@@ -310,23 +317,12 @@ mk_receive_not_member(struct dm_engine *e, dm_slot_t from, const struct dm_msg *
 	 * probes keep us from being suspected. */
 	if (m->kind == DM_MK_LOCKED || m->kind == DM_MK_INQUIRE ||
 	    (m->kind == DM_MK_ARE_YOU_THERE && sub == MK_PROBE_ARBITER)) {
-		a = dm_msg_begin(e, DM_MK_RELEASE, NULL);
-		a->lock_len = m->lock_len;
-		memcpy(a->lock, m->lock, m->lock_len + 1u);
-		a->seq = m->seq;
-		a->arg = mk_node(e)->view;
-		dm_send(e, from, a);
+		mk_not_member_answer(e, from, m, DM_MK_RELEASE, mk_node(e)->view);
 		return 0;
 	}
-	if (m->kind != DM_MK_REQUEST &&
-	    !(m->kind == DM_MK_ARE_YOU_THERE && sub == MK_PROBE_REQUESTER))
-		return 0;
-	a = dm_msg_begin(e, DM_MK_LOCKED, NULL);
-	a->lock_len = m->lock_len;
-	memcpy(a->lock, m->lock, m->lock_len + 1u);
-	a->seq = m->seq;
-	a->arg = mk_node(e)->view;
-	dm_send(e, from, a);
+	if (m->kind == DM_MK_REQUEST ||
+	    (m->kind == DM_MK_ARE_YOU_THERE && sub == MK_PROBE_REQUESTER))
+		mk_not_member_answer(e, from, m, DM_MK_LOCKED, mk_node(e)->view);
 	return 0;
 }
 

@@ -104,6 +104,22 @@ START_TEST(test_failed_holder)
 }
 END_TEST
 
+/* A fourth engine, node3, set to join through node1 (not started). */
+static void
+new_joiner_node3(void)
+{
+	struct dm_engine_config cfg;
+	struct dm_peer_spec sp = { .name = C.names[1], .address = "127.0.0.1:2" };
+
+	C.n = 4;
+	snprintf(C.names[3], sizeof(C.names[3]), "node3");
+	h_config(&cfg, C.names[3], NULL, 0);
+	cfg.algorithm = "maekawa";
+	cfg.failure_policy = DM_FAILURE_PAPER;
+	cfg.sponsor = &sp;
+	ck_assert_int_eq(dm_engine_new(&cfg, &C.e[3]), 0);
+}
+
 START_TEST(test_join_then_exclusion)
 {
 	p_init(3, DM_FAILURE_PAPER, "maekawa");
@@ -111,16 +127,8 @@ START_TEST(test_join_then_exclusion)
 	h_pump(&C);
 	ck_assert(granted(1));
 	/* node3 joins through node1 while node0 holds "j". */
+	new_joiner_node3();
 	{
-		struct dm_engine_config cfg;
-		struct dm_peer_spec sp = { .name = C.names[1], .address = "127.0.0.1:2" };
-		C.n = 4;
-		snprintf(C.names[3], sizeof(C.names[3]), "node3");
-		h_config(&cfg, C.names[3], NULL, 0);
-		cfg.algorithm = "maekawa";
-		cfg.failure_policy = DM_FAILURE_PAPER;
-		cfg.sponsor = &sp;
-		ck_assert_int_eq(dm_engine_new(&cfg, &C.e[3]), 0);
 		struct dm_event ev = { .type = DM_EV_TICK };
 		ck_assert_int_eq(h_step(&C, 3, &ev), 0);
 	}
@@ -216,17 +224,7 @@ START_TEST(test_joiner_gives_back_a_dead_incarnations_vote)
 	const struct dm_msg *r;
 
 	p_init(3, DM_FAILURE_PAPER, "maekawa");
-	{
-		struct dm_engine_config cfg;
-		struct dm_peer_spec sp = { .name = C.names[1], .address = "127.0.0.1:2" };
-		C.n = 4;
-		snprintf(C.names[3], sizeof(C.names[3]), "node3");
-		h_config(&cfg, C.names[3], NULL, 0);
-		cfg.algorithm = "maekawa";
-		cfg.failure_policy = DM_FAILURE_PAPER;
-		cfg.sponsor = &sp;
-		ck_assert_int_eq(dm_engine_new(&cfg, &C.e[3]), 0);
-	}
+	new_joiner_node3();
 	ck_assert(!h_ready(&C, 3));
 	roster_lock_msg(2, 3, DM_MK_LOCKED, 30, 0);
 	r = h_queued(&C, 3, 2, DM_MK_RELEASE);
