@@ -32,8 +32,12 @@
  * refusal as an acknowledgement of its lease.  Version 4 (same HELLO):
  * every engine message carries the sender's roster label (dm_wire.c,
  * DM_WIRE_VERSION 2), by which members refuse the leases of stale
- * rosters; a version-3 node could neither decode nor honour it. */
-#define FRAME_PROTOCOL_VERSION	4
+ * rosters; a version-3 node could neither decode nor honour it.  Version 5
+ * (same HELLO, same engine encoding): a HEARTBEAT_ACK names in its payload
+ * the removals its sender stands by, and a lease round counts no ack of a
+ * node so named (dm_lease.c, "pending removals"); a version-4 node would
+ * neither name them nor leave such acks out. */
+#define FRAME_PROTOCOL_VERSION	5
 #define FRAME_HEADER_LEN	8
 #define FRAME_DATA_PREFIX_LEN	(FRAME_HEADER_LEN + 8)	/* header + seq */
 #define FRAME_PAYLOAD_MAX	DM_WIRE_MSG_MAX

@@ -162,6 +162,9 @@ struct dm_heartbeat {
 	dm_msec_t	sent_at;
 	uint16_t	acks;
 	uint8_t		acked[DM_NODES_MAX / 8];
+	/* Members an acker named as pending removals: their acks do not
+	 * count in this round (dm_lease.c, "pending removals"). */
+	uint8_t		excluded[DM_NODES_MAX / 8];
 };
 
 enum dm_membership {
@@ -414,6 +417,8 @@ int		 dm_membership_receive(struct dm_engine *e, dm_slot_t from, const char *pee
 bool		 dm_membership_condemned(const struct dm_engine *e, dm_slot_t slot);
 uint64_t	 dm_roster_digest(const struct dm_engine *e);
 bool		 dm_membership_refuses_for_good(const struct dm_engine *e, dm_slot_t slot);
+size_t		 dm_membership_pending_removals(const struct dm_engine *e,
+		    uint8_t bits[DM_NODES_MAX / 8]);
 void		 dm_membership_vote_dropped(struct dm_engine *e);
 void		 dm_membership_vote_orphaned(struct dm_engine *e, dm_slot_t subject);
 /* Members that agreed to remove us refuse our lease and cannot be

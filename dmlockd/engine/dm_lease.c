@@ -146,10 +146,8 @@ dm_lease_round(struct dm_engine *e)
  * without a majority by such refusals restarts and rejoins through a
  * refuser (see the top), which brings it a current roster.  Labels that
  * differ the other way are harmless: an acker behind us is on our roster.
- * (A removal we agreed to but have not seen applied could be committed
- * already, and our ack to a node on the old roster then counts the same
- * way; refusing those too was tried and starved clusters whose votes kept
- * running: NOTES.md, "Session 19".)
+ * (A removal we agreed to but have not seen applied: "pending removals",
+ * below.)
  */
 static bool
 lease_roster_behind(const struct dm_engine *e, dm_slot_t j)
@@ -157,20 +155,124 @@ lease_roster_behind(const struct dm_engine *e, dm_slot_t j)
 	return e->nodes[j].roster_epoch < e->roster_epoch;
 }
 
+/*
+ * Pending removals.  The label closes the hole for removals an acker has
+ * applied; one it agreed to and has not seen applied yet leaves it on the
+ * old roster, and its ack then counts the same way.  Five nodes: n4 agrees
+ * that n3 be removed, n0 that n4 be, n1 and n2 apply both and remove n0;
+ * n0, which applied neither, renews its lease with n3's and n4's acks (3
+ * of the 5 it lists), all three at the old label.  Refusing every lease
+ * while an agreement is pending was tried and starved clusters whose votes
+ * kept running (NOTES.md, "Session 19").  What is done instead: an ack
+ * names the entries whose removal its sender stands by
+ * (dm_membership_pending_removals()), and a round counts no ack of a node
+ * that an acker of the round, or the holder itself, named.  A dead or cut
+ * off subject's ack is missing anyway, so a lease costs nothing more
+ * unless the suspect is alive and acking.  Why it is enough, for a holder
+ * H on a roster R removed at the end of a chain of removals d1, d2, ...
+ * applied after H's label: H's counted ackers A are a majority of R, and
+ * none of them applied d1 (they would be ahead of H's label).  Take the
+ * first removed node d_i in A; its voters V_i are a majority of R minus
+ * d1..d_(i-1), which holds all of A, so some v is in both.  v agreed
+ * before acking (else the removal waited D_lock after v's ack, and with it
+ * every later one: H's lease ran out first), had not applied the removal
+ * (its label), and so named d_i in the same ack: d_i's ack did not count.
+ * So A holds no removed node, and a majority of R without removed nodes
+ * meets the voters that remove H, who refuse its lease.  Acks that ride on
+ * an algorithm's answers carry no names: a node with a pending removal
+ * gives none (dm_lease_may_ack()), only heartbeat acks.
+ */
+static bool
+lease_any_pending_removal(const struct dm_engine *e)
+{
+	uint8_t pending[DM_NODES_MAX / 8];
+
+	return dm_membership_pending_removals(e, pending) != 0;
+}
+
 bool
 dm_lease_may_ack(const struct dm_engine *e, dm_slot_t to)
 {
 	return to < DM_NODES_MAX && e->nodes[to].used && !dm_membership_condemned(e, to) &&
-	    !lease_roster_behind(e, to);
+	    !lease_roster_behind(e, to) && !lease_any_pending_removal(e);
 }
 
-static void lease_acked(struct dm_engine *e, dm_slot_t from, uint64_t serial);
+/* Put the names of our pending removals in an ack's payload: a length
+ * byte and the name, each.  False if they do not fit (no ack then). */
+static bool
+lease_report_pending(const struct dm_engine *e, struct dm_msg *ack)
+{
+	uint8_t pending[DM_NODES_MAX / 8];
+	size_t len = 0;
+
+	if (dm_membership_pending_removals(e, pending) == 0)
+		return true;
+	for (size_t i = 0; i < e->slot_limit; i++) {
+		const struct dm_node *nd = &e->nodes[i];
+
+		if (!dm_bit_get(pending, i))
+			continue;
+		if (len + 1 + nd->name_len > sizeof(ack->payload))
+			return false;
+		ack->payload[len++] = nd->name_len;
+		memcpy(ack->payload + len, nd->name, nd->name_len);
+		len += nd->name_len;
+	}
+	ack->payload_len = (uint16_t)len;
+	return true;
+}
+
+/* Take the names an ack's payload reports into the round's exclusions.
+ * False if the payload is malformed (the ack is not counted then). */
+static bool
+lease_take_report(struct dm_engine *e, struct dm_heartbeat *hb, const struct dm_msg *m)
+{
+	uint8_t excluded[DM_NODES_MAX / 8];
+	size_t at = 0;
+
+	memcpy(excluded, hb->excluded, sizeof(excluded));
+	while (at < m->payload_len) {
+		size_t n = m->payload[at++];
+		dm_slot_t s;
+
+		if (n == 0 || n > DM_NODE_NAME_MAX || n > m->payload_len - at)
+			return false;
+		s = dm_roster_find(e, (const char *)m->payload + at, n);
+		if (s != DM_SLOT_NONE)
+			dm_bit_set(excluded, s, true);
+		at += n;
+	}
+	memcpy(hb->excluded, excluded, sizeof(excluded));
+	return true;
+}
+
+/* Do the round's acks make a majority, leaving out every member an acker
+ * or we ourselves hold as a pending removal? */
+static bool
+lease_round_majority(const struct dm_engine *e, const struct dm_heartbeat *hb)
+{
+	uint8_t pending[DM_NODES_MAX / 8];
+	size_t n = 0;
+
+	if ((size_t)hb->acks * 2 <= e->n_nodes)
+		return false;	/* (not even with every ack) */
+	dm_membership_pending_removals(e, pending);
+	for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
+	    j = dm_roster_next(e, j))
+		if (dm_bit_get(hb->acked, j) && (j == e->self ||
+		    (!dm_bit_get(hb->excluded, j) && !dm_bit_get(pending, j))))
+			n++;
+	return n * 2 > e->n_nodes;
+}
+
+static void lease_acked(struct dm_engine *e, dm_slot_t from, uint64_t serial,
+    const struct dm_msg *report);
 
 void
 dm_lease_ack(struct dm_engine *e, dm_slot_t from, uint64_t serial)
 {
 	if (serial != 0 && from < DM_NODES_MAX && e->nodes[from].used)
-		lease_acked(e, from, serial);
+		lease_acked(e, from, serial, NULL);
 }
 
 static void
@@ -337,6 +439,8 @@ dm_lease_on_heartbeat(struct dm_engine *e, dm_slot_t from, const struct dm_msg *
 	ack = dm_msg_begin(e, DM_MSG_HEARTBEAT_ACK, NULL);
 	ack->token = 0;
 	ack->serial = m->serial;
+	if (!lease_report_pending(e, ack))
+		return 0;	/* (too many to name: no ack) */
 	dm_send(e, from, ack);
 	return 0;
 }
@@ -372,12 +476,15 @@ dm_lease_on_heartbeat_ack(struct dm_engine *e, dm_slot_t from, const struct dm_m
 			lease_refusal(e, from);
 		return 0;
 	}
-	lease_acked(e, from, m->serial);
+	lease_acked(e, from, m->serial, m);
 	return 0;
 }
 
+/* An ack of round serial from member from; report: the HEARTBEAT_ACK
+ * naming its sender's pending removals (NULL for an ack on an algorithm's
+ * answer, which names none). */
 static void
-lease_acked(struct dm_engine *e, dm_slot_t from, uint64_t serial)
+lease_acked(struct dm_engine *e, dm_slot_t from, uint64_t serial, const struct dm_msg *report)
 {
 	struct dm_heartbeat *hb = &e->heartbeats[serial % e->heartbeats_n];
 	dm_msec_t until;
@@ -389,9 +496,11 @@ lease_acked(struct dm_engine *e, dm_slot_t from, uint64_t serial)
 	e->nodes[from].refuses_our_lease = false;
 	if (hb->serial != serial || dm_bit_get(hb->acked, from))
 		return;
+	if (report != NULL && !lease_take_report(e, hb, report))
+		return;
 	dm_bit_set(hb->acked, from, true);
 	hb->acks++;
-	if ((size_t)hb->acks * 2 <= e->n_nodes)
+	if (!lease_round_majority(e, hb))
 		return;
 	until = hb->sent_at + e->lease_ms;
 	if (until <= e->lease_until && hb->epoch <= e->lease_epoch)

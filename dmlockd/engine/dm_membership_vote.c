@@ -330,6 +330,41 @@ dm_membership_condemned(const struct dm_engine *e, dm_slot_t slot)
 	return false;
 }
 
+/* The entries whose removal this node stands by and has not seen applied:
+ * a vote it runs, a prober's vote it agreed to, an orphaned agreement, a
+ * restarted incarnation condemned.  Each may have been removed elsewhere
+ * already, so its lease acks are no longer trusted here, and our own lease
+ * acks name them (dm_lease.c, "pending removals").  Sets their bits; the
+ * count. */
+size_t
+dm_membership_pending_removals(const struct dm_engine *e, uint8_t bits[DM_NODES_MAX / 8])
+{
+	size_t n = 0;
+
+	memset(bits, 0, DM_NODES_MAX / 8);
+	for (size_t i = 0; i < e->slot_limit; i++) {
+		const struct dm_node *nd = &e->nodes[i];
+		dm_slot_t s = nd->joined_vote_subject;
+
+		if (!nd->used)
+			continue;
+		if ((nd->condemned || nd->vote_orphaned) && !dm_bit_get(bits, i)) {
+			dm_bit_set(bits, i, true);
+			n++;
+		}
+		if (s < DM_NODES_MAX && e->nodes[s].used && !dm_bit_get(bits, s)) {
+			dm_bit_set(bits, s, true);
+			n++;
+		}
+	}
+	if (e->vote_subject < DM_NODES_MAX && e->nodes[e->vote_subject].used &&
+	    !dm_bit_get(bits, e->vote_subject)) {
+		dm_bit_set(bits, e->vote_subject, true);
+		n++;
+	}
+	return n;
+}
+
 /* Do we, an active member, refuse slot's lease for good: we agreed to a
  * removal whose outcome we can no longer learn (vote_orphaned)?  Every
  * other refusal ends by itself: a running vote commits or is withdrawn,

@@ -33,7 +33,9 @@ enum dm_msg_kind {
 	DM_MSG_REJOIN,		/* "you are not a member: restart and rejoin through a sponsor" */
 	DM_MSG_HEARTBEAT,	/* holder -> members: lease renewal, serial */
 	DM_MSG_HEARTBEAT_ACK,	/* member -> holder: serial echoed; arg DM_HEARTBEAT_REFUSED:
-				 * no ack, the member holds the holder condemned */
+				 * no ack, the member holds the holder condemned;
+				 * else payload: the names (u8 len, bytes) of the
+				 * member's pending removals (dm_lease.c) */
 	DM_MSG_JOIN_REFUSED,	/* sponsor -> new node: arg = positive errno */
 	DM_MSG_SUSPECT_ABORT,	/* prober -> members: vote serial withdrawn (suspect alive) */
 	DM_MSG_ENGINE_MAX_,

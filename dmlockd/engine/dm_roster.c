@@ -103,11 +103,13 @@ dm_roster_erase(struct dm_engine *e, dm_slot_t slot)
 	 * (the bit AND the count: seed 1862/7, pause, a removed node renewed
 	 * its lease with the count of an erased member's ack and granted with
 	 * a stale fencing token). */
-	for (size_t i = 0; i < e->heartbeats_n; i++)
+	for (size_t i = 0; i < e->heartbeats_n; i++) {
 		if (dm_bit_get(e->heartbeats[i].acked, slot)) {
 			dm_bit_set(e->heartbeats[i].acked, slot, false);
 			e->heartbeats[i].acks--;
 		}
+		dm_bit_set(e->heartbeats[i].excluded, slot, false);
+	}
 	if (gone.joined_vote_subject != DM_SLOT_NONE)
 		dm_membership_vote_orphaned(e, gone.joined_vote_subject);
 	if (e->vote_subject == slot)

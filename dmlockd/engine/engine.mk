@@ -48,6 +48,12 @@ tests_unit_check_engine_membership_SOURCES = tests/unit/check_engine_membership.
 	tests/unit/engine_harness.h
 tests_unit_check_engine_membership_CFLAGS = $(ENGINE_CHECK_CFLAGS)
 tests_unit_check_engine_membership_LDADD = $(ENGINE_CHECK_LDADD)
+check_PROGRAMS += tests/unit/check_engine_pending_removals
+TESTS += tests/unit/check_engine_pending_removals
+tests_unit_check_engine_pending_removals_SOURCES = tests/unit/check_engine_pending_removals.c \
+	tests/unit/engine_harness.h
+tests_unit_check_engine_pending_removals_CFLAGS = $(ENGINE_CHECK_CFLAGS)
+tests_unit_check_engine_pending_removals_LDADD = $(ENGINE_CHECK_LDADD)
 check_PROGRAMS += tests/unit/check_engine_floor
 TESTS += tests/unit/check_engine_floor
 tests_unit_check_engine_floor_SOURCES = tests/unit/check_engine_floor.c tests/unit/engine_harness.h

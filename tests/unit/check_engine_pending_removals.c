@@ -1,0 +1,260 @@
+/*
+ * check_engine_pending_removals.c: lease acks and the removals their
+ * senders stand by but have not seen applied (dm_lease.c, "pending
+ * removals"): a heartbeat ack names them, an answer of the algorithm
+ * carries no lease ack while there are any, and a lease round counts no
+ * ack of a node that an acker of the round, or the holder, named.
+ */
+#define H_FILE_CLUSTER	/* engine_harness.h: one cluster C, teardown(), short names on C */
+#include "engine_harness.h"
+#include "dm_engine_private.h"	/* dm_lease_valid, dm_roster_find */
+
+/* n members under the majority policy; one lock round on every node, so
+ * that all learn each other's incarnation. */
+static void
+init_acquainted(int n)
+{
+	h_init(&C, n, DM_FAILURE_MAJORITY, 0);
+	for (int i = 0; i < C.n; i++) {
+		h_acquire(&C, i, 900 + (uint64_t)i, "warmup", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+		h_pump(&C);
+		ck_assert(granted(900 + (uint64_t)i));
+		ck_assert_int_eq(h_release(&C, i, 900 + (uint64_t)i), 0);
+		h_pump(&C);
+	}
+}
+
+/* node `to` agrees to node `from`'s removal vote (serial, ballot) on
+ * subject, silent there past T_fail. */
+static void
+agrees_to_remove(int to, int from, const char *subject, uint64_t serial, uint64_t ballot)
+{
+	struct dm_msg m;
+	int s = h_index(&C, subject);
+
+	h_subject_msg(&m, DM_MSG_SUSPECT, subject, C.e[s]->incarnation);
+	m.serial = serial;
+	m.arg = ballot;
+	inject(from, to, &m);
+	ck_assert_ptr_nonnull(queued(to, from, DM_MSG_SUSPECT_VOTE));
+	ck_assert_uint_eq(queued(to, from, DM_MSG_SUSPECT_VOTE)->arg, 1);
+}
+
+/* node from's HEARTBEAT (serial) to node to; the ack queued, or NULL. */
+static const struct dm_msg *
+heartbeat(int from, int to, uint64_t serial)
+{
+	struct dm_msg m;
+
+	h_pump(&C);	/* (so that the ack found is this one) */
+	memset(&m, 0, sizeof(m));
+	m.kind = DM_MSG_HEARTBEAT;
+	m.serial = serial;
+	m.incarnation = C.e[from]->incarnation;
+	m.roster_epoch = C.e[from]->roster_epoch;
+	inject(from, to, &m);
+	return queued(to, from, DM_MSG_HEARTBEAT_ACK);
+}
+
+/* Node from acknowledges node to's lease round serial, naming `pending`
+ * (a node's name, or NULL for none) as a removal it stands by. */
+static void
+lease_ack(int from, int to, uint64_t serial, const char *pending)
+{
+	struct dm_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.kind = DM_MSG_HEARTBEAT_ACK;
+	m.serial = serial;
+	m.incarnation = C.e[from]->incarnation;
+	m.roster_epoch = C.e[from]->roster_epoch;
+	m.epoch = C.e[from]->epoch;
+	if (pending != NULL) {
+		m.payload[0] = (uint8_t)strlen(pending);
+		memcpy(m.payload + 1, pending, m.payload[0]);
+		m.payload_len = (uint16_t)(1 + m.payload[0]);
+	}
+	inject(from, to, &m);
+}
+
+/* node0's lease has run out; it asks for x, and nobody hears the request
+ * (every other node is down): the number of its lease round. */
+static uint64_t
+node0_opens_a_round_nobody_hears(void)
+{
+	h_advance(&C, C.now + 10000);
+	ck_assert(!dm_lease_valid(C.e[0]));
+	for (int j = 1; j < C.n; j++)
+		C.down[j] = true;
+	h_acquire(&C, 0, 1, "x", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&C);
+	ck_assert(!dm_lease_valid(C.e[0]));
+	return C.e[0]->heartbeat_serial;
+}
+
+static bool
+may_ack(int acker, int holder)
+{
+	dm_slot_t s = dm_roster_find(C.e[acker], C.names[holder], strlen(C.names[holder]));
+
+	return dm_lease_may_ack(C.e[acker], s);
+}
+
+START_TEST(test_ack_names_the_removals_its_sender_stands_by)
+{
+	/* node4 agrees that node1 remove node3 (silent): its acks of node0's
+	 * heartbeats name node3, and its answers carry no lease ack; once
+	 * node1 withdraws the vote, neither. */
+	const struct dm_msg *ack;
+	struct dm_msg m;
+
+	init_acquainted(5);
+	C.down[3] = true;
+	h_advance(&C, C.now + 8000);
+	C.down[3] = false;
+	ck_assert(may_ack(4, 0));
+	agrees_to_remove(4, 1, "node3", 41, 50);
+	ack = heartbeat(0, 4, 9001);
+	ck_assert_ptr_nonnull(ack);
+	ck_assert_uint_ne(ack->arg, DM_HEARTBEAT_REFUSED);
+	ck_assert_uint_eq(ack->payload_len, 6);
+	ck_assert_mem_eq(ack->payload, "\x05node3", 6);
+	ck_assert(!may_ack(4, 0));
+	ck_assert(may_ack(2, 0));	/* (a node that agreed to nothing) */
+	ack = heartbeat(0, 2, 9002);
+	ck_assert_ptr_nonnull(ack);
+	ck_assert_uint_eq(ack->payload_len, 0);
+	/* node1 withdraws its vote. */
+	memset(&m, 0, sizeof(m));
+	m.kind = DM_MSG_SUSPECT_ABORT;
+	m.serial = 41;
+	inject(1, 4, &m);
+	ack = heartbeat(0, 4, 9003);
+	ck_assert_ptr_nonnull(ack);
+	ck_assert_uint_eq(ack->payload_len, 0);
+	ck_assert(may_ack(4, 0));
+}
+END_TEST
+
+START_TEST(test_no_lease_on_the_ack_of_a_node_an_acker_removes)
+{
+	/* Five nodes: node4 agreed to remove node3 and has not seen it
+	 * applied.  node0's round acknowledged by node3 and node4 is 3 of 5,
+	 * but node3 may be gone already (and, after one more removal, node4
+	 * too): no lease.  node2's ack makes a majority without node3. */
+	uint64_t serial;
+
+	init_acquainted(5);
+	serial = node0_opens_a_round_nobody_hears();
+	lease_ack(3, 0, serial, NULL);
+	lease_ack(4, 0, serial, "node3");
+	ck_assert_msg(!dm_lease_valid(C.e[0]),
+	    "node0's lease counted the ack of a node its acker agreed to remove");
+	lease_ack(2, 0, serial, NULL);
+	ck_assert(dm_lease_valid(C.e[0]));
+}
+END_TEST
+
+START_TEST(test_named_after_its_ack_still_not_counted)
+{
+	/* The same with the acks the other way round: node3's ack came
+	 * first, node4's names it later in the round. */
+	uint64_t serial;
+
+	init_acquainted(5);
+	serial = node0_opens_a_round_nobody_hears();
+	lease_ack(4, 0, serial, "node3");
+	lease_ack(3, 0, serial, NULL);
+	ck_assert(!dm_lease_valid(C.e[0]));
+	lease_ack(1, 0, serial, NULL);
+	ck_assert(dm_lease_valid(C.e[0]));
+}
+END_TEST
+
+START_TEST(test_acks_counted_when_nobody_names_anyone)
+{
+	/* The contrast: the same two acks naming nobody make a lease. */
+	uint64_t serial;
+
+	init_acquainted(5);
+	serial = node0_opens_a_round_nobody_hears();
+	lease_ack(3, 0, serial, NULL);
+	ck_assert(!dm_lease_valid(C.e[0]));
+	lease_ack(4, 0, serial, NULL);
+	ck_assert(dm_lease_valid(C.e[0]));
+}
+END_TEST
+
+START_TEST(test_no_lease_on_the_ack_of_a_node_the_holder_removes)
+{
+	/* node0 itself agreed that node1 remove node4: node4's ack does not
+	 * count for node0 either. */
+	uint64_t serial;
+
+	init_acquainted(5);
+	C.down[4] = true;
+	h_advance(&C, C.now + 8000);
+	C.down[4] = false;
+	agrees_to_remove(0, 1, "node4", 42, 50);
+	serial = node0_opens_a_round_nobody_hears();
+	lease_ack(3, 0, serial, NULL);
+	lease_ack(4, 0, serial, NULL);
+	ck_assert_msg(!dm_lease_valid(C.e[0]),
+	    "node0's lease counted the ack of a node it agreed to remove");
+	lease_ack(2, 0, serial, NULL);
+	ck_assert(dm_lease_valid(C.e[0]));
+}
+END_TEST
+
+START_TEST(test_malformed_report_is_no_ack)
+{
+	/* A name length running past the payload: the ack is not counted
+	 * (and nothing else is disturbed). */
+	uint64_t serial;
+	struct dm_msg m;
+
+	init_acquainted(5);
+	serial = node0_opens_a_round_nobody_hears();
+	memset(&m, 0, sizeof(m));
+	m.kind = DM_MSG_HEARTBEAT_ACK;
+	m.serial = serial;
+	m.incarnation = C.e[4]->incarnation;
+	m.payload[0] = 9;
+	memcpy(m.payload + 1, "node3", 5);
+	m.payload_len = 6;
+	inject(4, 0, &m);
+	lease_ack(3, 0, serial, NULL);
+	ck_assert(!dm_lease_valid(C.e[0]));	/* node0 and node3 only */
+	lease_ack(2, 0, serial, NULL);
+	ck_assert(dm_lease_valid(C.e[0]));
+}
+END_TEST
+
+static Suite *
+pending_removals_suite(void)
+{
+	Suite *s = suite_create("engine-pending-removals");
+	TCase *tc = tcase_create("pending-removals");
+
+	tcase_add_checked_fixture(tc, NULL, teardown);
+	tcase_add_test(tc, test_ack_names_the_removals_its_sender_stands_by);
+	tcase_add_test(tc, test_no_lease_on_the_ack_of_a_node_an_acker_removes);
+	tcase_add_test(tc, test_named_after_its_ack_still_not_counted);
+	tcase_add_test(tc, test_acks_counted_when_nobody_names_anyone);
+	tcase_add_test(tc, test_no_lease_on_the_ack_of_a_node_the_holder_removes);
+	tcase_add_test(tc, test_malformed_report_is_no_ack);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(pending_removals_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
