@@ -330,17 +330,24 @@ lease_refused_by(const struct dm_engine *e, dm_slot_t j)
 }
 
 /* Do the members refusing our lease leave too few others for a majority,
- * while we need one (local demand) and have none? */
+ * while we need one (local demand) and have none?  The members whose
+ * removal we stand by count with the refusers: their acks do not count
+ * here ("pending removals").  Suzuki-Kasami 1019/4 (bully, partitions):
+ * n3 held an orphaned agreement to remove n2, alive to everyone else,
+ * and n1 refused n3 for good; n3, with only n0's acks left, held both
+ * tokens without a lease for good. */
 static bool
 lease_refused_by_majority(const struct dm_engine *e)
 {
+	uint8_t pending[DM_NODES_MAX / 8];
 	size_t others = 1;	/* self */
 
 	if (!lease_wanted(e) || dm_lease_valid(e))
 		return false;
+	dm_membership_pending_removals(e, pending);
 	for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
 	    j = dm_roster_next(e, j))
-		others += j != e->self && !lease_refused_by(e, j);
+		others += j != e->self && !lease_refused_by(e, j) && !dm_bit_get(pending, j);
 	return others * 2 <= e->n_nodes;
 }
 

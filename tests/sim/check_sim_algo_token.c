@@ -196,6 +196,11 @@ static const struct {
 	 * and ignored the live one's. */
 	{ 126138, 11, SIM_F_LEAVE, "leaver added back by a late NODE_ADD", "invitation" },
 	{ 778808, 9, SIM_F_CRASH, "joiner kept a dead incarnation's entry", NULL },
+	/* Session 20 (NOTES.md, "Session 20"): with pending removals left
+	 * out of a lease, a node that held an orphaned agreement on a live
+	 * member and was refused for good by one other had no lease and no
+	 * refusing majority: it held suzuki-kasami's tokens for good. */
+	{ 1019, 4, SIM_F_PARTITION, "own pending removal and one refuser", NULL },
 };
 
 START_TEST(replay)

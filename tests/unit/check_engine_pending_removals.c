@@ -230,6 +230,48 @@ START_TEST(test_malformed_report_is_no_ack)
 }
 END_TEST
 
+START_TEST(test_refused_and_own_pending_removals_leave_no_majority_restart)
+{
+	/* Suzuki-Kasami 1019/4 (bully, partitions): n3 held an orphaned
+	 * agreement to remove n2 (alive to everyone else), and n1 refused
+	 * n3 for good (an orphaned agreement to remove n3).  n3's lease could
+	 * count n0's ack only: 2 of 4, and one refuser was too few to make it
+	 * restart, so it held both tokens without a lease for good.  Here
+	 * node0 holds an orphaned agreement on node4 and node4 one on node2
+	 * (set directly: how they arise is check_engine_membership's
+	 * business).  node4 has node1's ack only besides its own; counting
+	 * node2 with the refusers, it restarts after 2 T_fail and rejoins,
+	 * and is served then. */
+	dm_slot_t s2, s4;
+	uint64_t incarnation;
+	dm_msec_t since;
+
+	init_acquainted(5);
+	s4 = dm_roster_find(C.e[0], "node4", 5);
+	s2 = dm_roster_find(C.e[4], "node2", 5);
+	C.e[0]->nodes[s4].vote_orphaned = true;
+	C.e[4]->nodes[s2].vote_orphaned = true;
+	C.down[3] = true;
+	incarnation = C.e[4]->incarnation;
+	since = C.now;
+	h_acquire(&C, 4, 1, "y", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	for (int k = 0; k < 120 && !granted(1) && h_find(&C, DM_FX_DENY, 1) == NULL; k++)
+		h_advance(&C, C.now + 500);
+	ck_assert_msg(granted(1) || h_find(&C, DM_FX_DENY, 1) != NULL,
+	    "node4 neither served nor told: stuck without a lease");
+	ck_assert_uint_gt(C.sent_lease_refusals, 0);
+	ck_assert_uint_ne(C.e[4]->incarnation, incarnation);	/* it restarted */
+	ck_assert_uint_ge(C.now - since, 14000);		/* not before 2 T_fail */
+	for (int k = 0; k < 120 && !h_ready(&C, 4); k++)
+		h_advance(&C, C.now + 500);
+	ck_assert(h_ready(&C, 4));
+	h_acquire(&C, 4, 2, "z", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	for (int k = 0; k < 120 && !granted(2); k++)
+		h_advance(&C, C.now + 500);
+	ck_assert_msg(granted(2), "node4 never served again");
+}
+END_TEST
+
 static Suite *
 pending_removals_suite(void)
 {
@@ -243,6 +285,7 @@ pending_removals_suite(void)
 	tcase_add_test(tc, test_acks_counted_when_nobody_names_anyone);
 	tcase_add_test(tc, test_no_lease_on_the_ack_of_a_node_the_holder_removes);
 	tcase_add_test(tc, test_malformed_report_is_no_ack);
+	tcase_add_test(tc, test_refused_and_own_pending_removals_leave_no_majority_restart);
 	suite_add_tcase(s, tc);
 	return s;
 }
