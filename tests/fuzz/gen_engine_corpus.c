@@ -169,10 +169,13 @@ main(int argc, char **argv)
 		return 64;
 	}
 	for (size_t a = 0; names[a]; a++) {
-		for (unsigned k = 0; k < 2; k++) {
+		/* k = 0 fault-free, 1 link resets, 2 partitions (removal
+		 * votes, refusals, heartbeat acks naming pending removals) */
+		for (unsigned k = 0; k < 3; k++) {
 			struct sim_config cfg = {
 				.seed = 11 + k, .nodes = 3, .algorithm = names[a],
-				.faults = k ? SIM_F_LINK : 0, .shared = true,
+				.faults = k == 2 ? SIM_F_PARTITION : k ? SIM_F_LINK : 0,
+				.shared = true,
 				.fault_ms = 200, .calm_ms = 150,
 				.observe_event = observe, .observe_effect = observe_effect,
 				.hook_ctx = &g,
