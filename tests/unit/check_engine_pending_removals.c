@@ -272,6 +272,65 @@ START_TEST(test_refused_and_own_pending_removals_leave_no_majority_restart)
 }
 END_TEST
 
+/* node1 removes subject (as an operator would: its announcement at once,
+ * no vote) and only node2 hears of it: the announcements to everyone else
+ * are held for good. */
+static void
+node1_removes_heard_by_node2_only(const char *subject)
+{
+	struct dm_event ev = { .type = DM_EV_REMOVE_NODE, .u.remove.peer = subject };
+
+	ck_assert_int_eq(h_step(&C, 1, &ev), 0);
+	for (int j = 0; j < C.n; j++)
+		if (j != 1 && j != 2 && h_queued(&C, 1, j, DM_MSG_NODE_FAILED) != NULL)
+			h_unqueue(&C, 1, j, DM_MSG_NODE_FAILED);
+	h_pump(&C);
+}
+
+START_TEST(test_three_removals_deep_no_second_holder)
+{
+	/* The hole itself, on real engines.  Five nodes, all idle past
+	 * T_fail.  node4 agrees that node1 remove node3, node0 that node1
+	 * remove node4; node1 removes node3, node4 and then node0, and only
+	 * node2 hears of it.  node1 and node2, on {node1, node2}, grant.
+	 * node0, cut off from them with node3 and node4 -- all three at
+	 * label 0, none condemned by the others -- must not get a lease: on
+	 * 5ee18ec's engine node3's and node4's acks made 3 of the 5 it
+	 * lists. */
+	init_acquainted(5);
+	h_advance(&C, C.now + 8000);
+	agrees_to_remove(4, 1, "node3", 41, 50);
+	agrees_to_remove(0, 1, "node4", 42, 60);
+	h_pump(&C);
+	node1_removes_heard_by_node2_only("node3");
+	node1_removes_heard_by_node2_only("node4");
+	node1_removes_heard_by_node2_only("node0");
+	ck_assert_uint_eq(h_roster(&C, 1), 2);
+	ck_assert_uint_eq(h_roster(&C, 2), 2);
+	ck_assert_uint_eq(h_roster(&C, 0), 5);
+	ck_assert_uint_eq(h_roster(&C, 4), 5);
+	ck_assert_uint_eq(C.e[0]->roster_epoch, 0);
+	ck_assert_uint_eq(C.e[3]->roster_epoch, 0);
+	ck_assert_uint_eq(C.e[4]->roster_epoch, 0);
+	/* The members left grant. */
+	h_acquire(&C, 1, 1, "x", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&C);
+	ck_assert(granted(1));
+	/* node0, with node3 and node4 only, asks for a lease round after
+	 * round for a while (short of T_fail, so no new vote starts). */
+	C.cut[1] = C.cut[2] = true;
+	h_acquire(&C, 0, 2, "x", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	for (int k = 0; k < 20; k++) {
+		h_advance(&C, C.now + 100);
+		ck_assert_msg(!dm_lease_valid(C.e[0]),
+		    "node0 has a lease from the acks of two removed nodes (at %llu ms)",
+		    (unsigned long long)C.now);
+	}
+	ck_assert_uint_gt(C.sent_kind[DM_MSG_HEARTBEAT_ACK], 0);	/* (acks were given) */
+	ck_assert(!granted(2));
+}
+END_TEST
+
 static Suite *
 pending_removals_suite(void)
 {
@@ -286,6 +345,7 @@ pending_removals_suite(void)
 	tcase_add_test(tc, test_no_lease_on_the_ack_of_a_node_the_holder_removes);
 	tcase_add_test(tc, test_malformed_report_is_no_ack);
 	tcase_add_test(tc, test_refused_and_own_pending_removals_leave_no_majority_restart);
+	tcase_add_test(tc, test_three_removals_deep_no_second_holder);
 	suite_add_tcase(s, tc);
 	return s;
 }
