@@ -78,21 +78,6 @@ node0_agrees_to_node1s_vote(const char *subject)
 	ck_assert_uint_eq(queued(0, 1, DM_MSG_SUSPECT_VOTE)->arg, 1);
 }
 
-/* n members under the majority policy; one lock round on every node, so
- * that all learn each other's incarnation. */
-static void
-init_acquainted(int n)
-{
-	h_init(&C, n, DM_FAILURE_MAJORITY, 0);
-	for (int i = 0; i < C.n; i++) {
-		h_acquire(&C, i, 900 + (uint64_t)i, "warmup", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
-		h_pump(&C);
-		ck_assert(granted(900 + (uint64_t)i));
-		ck_assert_int_eq(h_release(&C, i, 900 + (uint64_t)i), 0);
-		h_pump(&C);
-	}
-}
-
 /* A cluster of n with the majority policy in which node has been silent
  * past T_fail (so members agree to remove it), and is up again. */
 static void

@@ -9,21 +9,6 @@
 #include "engine_harness.h"
 #include "dm_engine_private.h"	/* dm_lease_valid, dm_roster_find */
 
-/* n members under the majority policy; one lock round on every node, so
- * that all learn each other's incarnation. */
-static void
-init_acquainted(int n)
-{
-	h_init(&C, n, DM_FAILURE_MAJORITY, 0);
-	for (int i = 0; i < C.n; i++) {
-		h_acquire(&C, i, 900 + (uint64_t)i, "warmup", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
-		h_pump(&C);
-		ck_assert(granted(900 + (uint64_t)i));
-		ck_assert_int_eq(h_release(&C, i, 900 + (uint64_t)i), 0);
-		h_pump(&C);
-	}
-}
-
 /* node `to` agrees to node `from`'s removal vote (serial, ballot) on
  * subject, silent there past T_fail. */
 static void

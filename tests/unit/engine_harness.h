@@ -365,6 +365,21 @@ h_granted(const struct h_cluster *c, uint64_t h)
 	return h_find(c, DM_FX_GRANT, h) != NULL;
 }
 
+/* n members under the majority policy; one lock round on every node
+ * (handles 900 + i), so that all learn each other's incarnation. */
+static inline void
+h_init_acquainted(struct h_cluster *c, int n)
+{
+	h_init(c, n, DM_FAILURE_MAJORITY, 0);
+	for (int i = 0; i < c->n; i++) {
+		h_acquire(c, i, 900 + (uint64_t)i, "warmup", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+		h_pump(c);
+		ck_assert(h_granted(c, 900 + (uint64_t)i));
+		ck_assert_int_eq(h_release(c, i, 900 + (uint64_t)i), 0);
+		h_pump(c);
+	}
+}
+
 /* Deliver one hand-made message from node `from` to node `to`. */
 static inline void
 h_inject(struct h_cluster *c, int from, int to, struct dm_msg *m)
@@ -485,6 +500,7 @@ teardown(void)
 #define granted(h)			h_granted(&C, (h))
 #define await_ready(node, rounds)	h_await_ready(&C, (node), (rounds))
 #define await_grant(h, rounds)		h_await_grant(&C, (h), (rounds))
+#define init_acquainted(n)		h_init_acquainted(&C, (n))
 #endif /* H_FILE_CLUSTER */
 
 #endif /* ENGINE_HARNESS_H */
