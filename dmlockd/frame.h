@@ -35,8 +35,9 @@
  * rosters; a version-3 node could neither decode nor honour it.  Version 5
  * (same HELLO, same engine encoding): a HEARTBEAT_ACK names in its payload
  * the removals its sender stands by, and a lease round counts no ack of a
- * node so named (dm_lease.c, "pending removals"); a version-4 node would
- * neither name them nor leave such acks out. */
+ * node so named (dm_lease.c, "pending removals"), only acks at the holder's
+ * own roster label count, and a HEARTBEAT carries its sender's roster
+ * digest ("stale ackers"); a version-4 node would do none of it. */
 #define FRAME_PROTOCOL_VERSION	5
 #define FRAME_HEADER_LEN	8
 #define FRAME_DATA_PREFIX_LEN	(FRAME_HEADER_LEN + 8)	/* header + seq */

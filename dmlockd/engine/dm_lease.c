@@ -144,10 +144,19 @@ dm_lease_round(struct dm_engine *e)
  * epoch of the newest removal its roster applied, carried by every
  * message) is behind its own, and says so on a heartbeat: a node left
  * without a majority by such refusals restarts and rejoins through a
- * refuser (see the top), which brings it a current roster.  Labels that
- * differ the other way are harmless: an acker behind us is on our roster.
- * (A removal we agreed to but have not seen applied: "pending removals",
+ * refuser (see the top), which brings it a current roster.  (Labels that
+ * differ the other way: "stale ackers", below.)  (A removal we agreed to but have not seen applied: "pending removals",
  * below.)
+ *
+ * Stale ackers.  The label alone does not say which removals a roster
+ * applied: a holder that missed the announcements of two removals but
+ * took a later one lists both removed nodes under the newer label, and
+ * they, cut off with it and unaware, acknowledge it from behind.  So a
+ * holder counts only acks whose label equals its own.  A member that
+ * merely lags (an announcement still on its way) is level again one
+ * message later; one that missed an announcement for good takes the
+ * label of a heartbeat whose sender lists exactly its names (the digest
+ * in the HEARTBEAT's arg), as a refused holder does.
  */
 static bool
 lease_roster_behind(const struct dm_engine *e, dm_slot_t j)
@@ -284,6 +293,7 @@ lease_send_heartbeat(struct dm_engine *e)
 	m = dm_msg_begin(e, DM_MSG_HEARTBEAT, NULL);
 	m->token = 0;
 	m->serial = serial;
+	m->arg = dm_roster_digest(e);	/* (lease_label_catch_up, by the acker) */
 	if (e->el_label.k != 0) {
 		size_t n = strlen(e->el_label.coord);
 		m->seq = e->el_label.k;
@@ -405,6 +415,9 @@ election_label_acceptable(const struct dm_engine *e, dm_slot_t from, const struc
 	    epoch_cmp(m, &e->el_before) >= 0;
 }
 
+static bool lease_label_catch_up(struct dm_engine *e, dm_slot_t from, uint64_t label,
+    uint64_t digest);
+
 int
 dm_lease_on_heartbeat(struct dm_engine *e, dm_slot_t from, const struct dm_msg *m)
 {
@@ -424,6 +437,10 @@ dm_lease_on_heartbeat(struct dm_engine *e, dm_slot_t from, const struct dm_msg *
 		dm_send(e, from, ack);
 		return 0;
 	}
+	/* A holder ahead of us counts our acks only once we are level (see
+	 * "stale ackers"): if we list the names it lists, take its label. */
+	if (!e->rx_other_incarnation)
+		(void)lease_label_catch_up(e, from, m->roster_epoch, m->arg);
 	if (lease_roster_behind(e, from)) {
 		dm_log(e, DM_LOG_DEBUG, "heartbeat from a roster behind ours: refused",
 		    NULL, from);
@@ -464,12 +481,12 @@ dm_lease_on_heartbeat(struct dm_engine *e, dm_slot_t from, const struct dm_msg *
  * incarnation outbid each other for the rest of the run.
  */
 static bool
-lease_label_catch_up(struct dm_engine *e, dm_slot_t from, const struct dm_msg *m)
+lease_label_catch_up(struct dm_engine *e, dm_slot_t from, uint64_t label, uint64_t digest)
 {
-	if (m->roster_epoch <= e->roster_epoch || m->seq != dm_roster_digest(e))
+	if (label <= e->roster_epoch || digest != dm_roster_digest(e))
 		return false;
 	dm_log(e, DM_LOG_INFO, "roster label taken from a member with the same roster", NULL, from);
-	e->roster_epoch = m->roster_epoch;
+	e->roster_epoch = label;
 	return true;
 }
 
@@ -479,7 +496,7 @@ dm_lease_on_heartbeat_ack(struct dm_engine *e, dm_slot_t from, const struct dm_m
 	if (m->arg == DM_HEARTBEAT_REFUSED) {
 		/* (caught up: the next round asks again, no refusal counted) */
 		if (from < DM_NODES_MAX && e->nodes[from].used && !e->rx_other_incarnation &&
-		    !lease_label_catch_up(e, from, m))
+		    !lease_label_catch_up(e, from, m->roster_epoch, m->seq))
 			lease_refusal(e, from);
 		return 0;
 	}
@@ -501,6 +518,8 @@ lease_acked(struct dm_engine *e, dm_slot_t from, uint64_t serial, const struct d
 	if (e->nodes[from].roster_epoch > e->roster_epoch)
 		return;	/* (we are the one behind: see "stale rosters") */
 	e->nodes[from].refuses_our_lease = false;
+	if (e->nodes[from].roster_epoch < e->roster_epoch)
+		return;	/* (it is behind: see "stale ackers") */
 	if (hb->serial != serial || dm_bit_get(hb->acked, from))
 		return;
 	if (report != NULL && !lease_take_report(e, hb, report))

@@ -31,7 +31,8 @@ enum dm_msg_kind {
 	DM_MSG_SUSPECT_VOTE,	/* member -> prober: arg 1 = agree, 0 = refuse; serial echoed */
 	DM_MSG_NODE_FAILED,	/* announce removal of node (§7.4); epoch = new roster epoch */
 	DM_MSG_REJOIN,		/* "you are not a member: restart and rejoin through a sponsor" */
-	DM_MSG_HEARTBEAT,	/* holder -> members: lease renewal, serial */
+	DM_MSG_HEARTBEAT,	/* holder -> members: lease renewal, serial; arg: the
+				 * holder's roster digest (dm_lease.c) */
 	DM_MSG_HEARTBEAT_ACK,	/* member -> holder: serial echoed; arg DM_HEARTBEAT_REFUSED:
 				 * no ack, the member holds the holder condemned;
 				 * else payload: the names (u8 len, bytes) of the

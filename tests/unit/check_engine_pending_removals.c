@@ -7,7 +7,7 @@
  */
 #define H_FILE_CLUSTER	/* engine_harness.h: one cluster C, teardown(), short names on C */
 #include "engine_harness.h"
-#include "dm_engine_private.h"	/* dm_lease_valid, dm_roster_find */
+#include "dm_engine_private.h"	/* dm_lease_valid, dm_roster_find, dm_roster_digest */
 
 /* node `to` agrees to node `from`'s removal vote (serial, ballot) on
  * subject, silent there past T_fail. */
@@ -37,6 +37,7 @@ heartbeat(int from, int to, uint64_t serial)
 	m.serial = serial;
 	m.incarnation = C.e[from]->incarnation;
 	m.roster_epoch = C.e[from]->roster_epoch;
+	m.arg = dm_roster_digest(C.e[from]);
 	inject(from, to, &m);
 	return queued(to, from, DM_MSG_HEARTBEAT_ACK);
 }
@@ -258,19 +259,21 @@ START_TEST(test_refused_and_own_pending_removals_leave_no_majority_restart)
 END_TEST
 
 /* node1 removes subject (as an operator would: its announcement at once,
- * no vote) and only node2 hears of it: the announcements to everyone else
- * are held for good. */
+ * no vote) and only the nodes in `heard_by` (a bit per node) hear of it:
+ * the announcements to everyone else are held for good. */
 static void
-node1_removes_heard_by_node2_only(const char *subject)
+node1_removes(const char *subject, unsigned heard_by)
 {
 	struct dm_event ev = { .type = DM_EV_REMOVE_NODE, .u.remove.peer = subject };
 
 	ck_assert_int_eq(h_step(&C, 1, &ev), 0);
 	for (int j = 0; j < C.n; j++)
-		if (j != 1 && j != 2 && h_queued(&C, 1, j, DM_MSG_NODE_FAILED) != NULL)
+		if (j != 1 && !(heard_by & 1u << j) && h_queued(&C, 1, j, DM_MSG_NODE_FAILED) != NULL)
 			h_unqueue(&C, 1, j, DM_MSG_NODE_FAILED);
 	h_pump(&C);
 }
+
+#define node1_removes_heard_by_node2_only(subject)	node1_removes((subject), 1u << 2)
 
 START_TEST(test_three_removals_deep_no_second_holder)
 {
@@ -316,6 +319,69 @@ START_TEST(test_three_removals_deep_no_second_holder)
 }
 END_TEST
 
+START_TEST(test_two_missed_removals_under_one_label_no_lease)
+{
+	/* Stale ackers (dm_lease.c): node1 removes node3 and node4, and
+	 * node0 misses both announcements; then node1 removes node2 and node0
+	 * hears of that one: its label is node1's, but it still lists node3
+	 * and node4, which, cut off with it and unaware, acknowledge it from
+	 * behind (label 0).  node1 removes node0 too and is alone.  On
+	 * 5ee18ec's engine node0 counted them: 3 of the 4 it lists. */
+	init_acquainted(5);
+	node1_removes("node3", 1u << 2);
+	node1_removes("node4", 1u << 2);
+	node1_removes("node2", 1u << 0 | 1u << 2);
+	ck_assert_uint_eq(h_roster(&C, 0), 4);
+	ck_assert_uint_eq(C.e[0]->roster_epoch, C.e[1]->roster_epoch);
+	ck_assert_uint_eq(C.e[3]->roster_epoch, 0);
+	node1_removes("node0", 0);
+	ck_assert_uint_eq(h_roster(&C, 1), 1);
+	h_acquire(&C, 1, 1, "x", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&C);
+	ck_assert(granted(1));
+	C.cut[1] = C.cut[2] = true;
+	h_advance(&C, C.now + 10000);	/* (node0's last lease has run out) */
+	h_acquire(&C, 0, 2, "x", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	for (int k = 0; k < 20; k++) {
+		h_advance(&C, C.now + 100);
+		ck_assert_msg(!dm_lease_valid(C.e[0]),
+		    "node0 has a lease from the acks of two removed nodes (at %llu ms)",
+		    (unsigned long long)C.now);
+	}
+	ck_assert_uint_gt(C.sent_kind[DM_MSG_HEARTBEAT_ACK], 0);	/* (acks were given) */
+	ck_assert(!granted(2));
+}
+END_TEST
+
+START_TEST(test_lagging_acker_takes_the_label_of_a_heartbeat_with_its_roster)
+{
+	/* A member that missed an announcement for good but lists the same
+	 * names (as in 7007/16) would help no lease of the members ahead:
+	 * a heartbeat from one of them carries its roster digest, and the
+	 * member takes its label; its acks count again. */
+	struct dm_event ev = { .type = DM_EV_REMOVE_NODE, .u.remove.peer = "node3" };
+	uint64_t serial;
+
+	init_acquainted(4);
+	C.down[3] = true;	/* (crashed: it does not come back) */
+	ck_assert_int_eq(h_step(&C, 1, &ev), 0);
+	h_pump(&C);
+	ck_assert_uint_gt(C.e[1]->roster_epoch, 0);
+	ck_assert_uint_eq(h_roster(&C, 0), 3);
+	C.e[2]->roster_epoch = 0;	/* (the label of an announcement it missed) */
+	/* node0's round: node2 is behind, so its ack does not count. */
+	serial = node0_opens_a_round_nobody_hears();
+	lease_ack(2, 0, serial, NULL);
+	ck_assert(!dm_lease_valid(C.e[0]));
+	/* A heartbeat of node0's reaches node2: level again. */
+	C.down[2] = false;
+	ck_assert_ptr_nonnull(heartbeat(0, 2, 9001));
+	ck_assert_uint_eq(C.e[2]->roster_epoch, C.e[0]->roster_epoch);
+	lease_ack(2, 0, serial, NULL);
+	ck_assert(dm_lease_valid(C.e[0]));
+}
+END_TEST
+
 static Suite *
 pending_removals_suite(void)
 {
@@ -331,6 +397,8 @@ pending_removals_suite(void)
 	tcase_add_test(tc, test_malformed_report_is_no_ack);
 	tcase_add_test(tc, test_refused_and_own_pending_removals_leave_no_majority_restart);
 	tcase_add_test(tc, test_three_removals_deep_no_second_holder);
+	tcase_add_test(tc, test_two_missed_removals_under_one_label_no_lease);
+	tcase_add_test(tc, test_lagging_acker_takes_the_label_of_a_heartbeat_with_its_roster);
 	suite_add_tcase(s, tc);
 	return s;
 }
