@@ -67,7 +67,10 @@ def shell():
         os.close(slave)
         os.execv(dmlock, [dmlock, "run", "--name", "jc", "--", "sh", "-c", script, "sh",
                           pidfile, fifo, scenario])
-    os.setpgid(job, job)
+    try:
+        os.setpgid(job, job)    # (both sides set it, as a shell does)
+    except PermissionError:
+        pass    # EACCES: the child set it itself and has exec'd already
     os.tcsetpgrp(slave, job)
 
     status = [None]
