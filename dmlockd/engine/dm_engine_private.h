@@ -141,6 +141,10 @@ struct dm_node {
 	/* It answered our last lease heartbeat with a refusal: it holds us
 	 * condemned (dm_lease.c, "refused by a majority"). */
 	bool		 refuses_our_lease;
+	/* When an acker of our lease last named it as a pending removal
+	 * (0: never): its ack does not count, so it does not count toward a
+	 * reachable majority either (dm_lease.c, "refused by a majority"). */
+	dm_msec_t	 named_pending_at;
 	/* The roster label of its latest message (its roster_epoch then):
 	 * dm_lease.c acknowledges its lease only if it is not behind ours. */
 	uint64_t	 roster_epoch;

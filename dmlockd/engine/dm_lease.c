@@ -247,8 +247,10 @@ lease_take_report(struct dm_engine *e, struct dm_heartbeat *hb, const struct dm_
 		if (n == 0 || n > DM_NODE_NAME_MAX || n > m->payload_len - at)
 			return false;
 		s = dm_roster_find(e, (const char *)m->payload + at, n);
-		if (s != DM_SLOT_NONE)
+		if (s != DM_SLOT_NONE) {
 			dm_bit_set(excluded, s, true);
+			e->nodes[s].named_pending_at = e->now;
+		}
 		at += n;
 	}
 	memcpy(hb->excluded, excluded, sizeof(excluded));
@@ -339,13 +341,28 @@ lease_refused_by(const struct dm_engine *e, dm_slot_t j)
 	    e->now < e->nodes[j].last_heard + lease_fail_silence(e);
 }
 
+/* Has an acker of ours named member j as a pending removal within
+ * T_fail?  Its ack does not count then ("pending removals"). */
+static bool
+lease_named_pending(const struct dm_engine *e, dm_slot_t j)
+{
+	dm_msec_t at = e->nodes[j].named_pending_at;
+
+	return at != 0 && e->now < at + lease_fail_silence(e);
+}
+
 /* Do the members refusing our lease leave too few others for a majority,
- * while we need one (local demand) and have none?  The members whose
- * removal we stand by count with the refusers: their acks do not count
- * here ("pending removals").  Suzuki-Kasami 1019/4 (bully, partitions):
- * n3 held an orphaned agreement to remove n2, alive to everyone else,
- * and n1 refused n3 for good; n3, with only n0's acks left, held both
- * tokens without a lease for good. */
+ * while we need one (local demand) and have none?  The members whose acks
+ * cannot count count with the refusers ("pending removals"): those whose
+ * removal we stand by, and those an acker names.  Suzuki-Kasami 1019/4
+ * (bully, partitions): n3 held an orphaned agreement to remove n2, alive
+ * to everyone else, and n1 refused n3 for good; n3, with only n0's acks
+ * left, held both tokens without a lease for good.  Lamport 597223/8
+ * (partitions): n0, n5 and n6 held orphaned agreements to remove n1 and
+ * refused it for good, and n7 one to remove n2, which it named in every
+ * ack; n1 counted 4 acks of 8 (itself, n3, n4, n7) and 3 refusers, had
+ * neither a lease nor a refusing majority, and its request, first in
+ * every queue, held up the lock for good. */
 static bool
 lease_refused_by_majority(const struct dm_engine *e)
 {
@@ -357,7 +374,8 @@ lease_refused_by_majority(const struct dm_engine *e)
 	dm_membership_pending_removals(e, pending);
 	for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
 	    j = dm_roster_next(e, j))
-		others += j != e->self && !lease_refused_by(e, j) && !dm_bit_get(pending, j);
+		others += j != e->self && !lease_refused_by(e, j) && !dm_bit_get(pending, j) &&
+		    !lease_named_pending(e, j);
 	return others * 2 <= e->n_nodes;
 }
 

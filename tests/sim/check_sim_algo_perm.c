@@ -144,6 +144,11 @@ static const struct replay {
 	 * incarnation's late REQUEST won, and nobody could sponsor again
 	 * (check_algo_maekawa.c, test_joiner_gives_back_a_dead_incarnations_vote) */
 	{ "maekawa", 509462, 7, SIM_F_PARTITION },
+	/* 07cef1f's: three members refused a node for good and a fourth
+	 * named the ack of another, leaving it neither a lease nor a refusing
+	 * majority (check_engine_pending_removals.c,
+	 * test_refused_and_named_removals_leave_no_majority_restart) */
+	{ "lamport", 597223, 8, SIM_F_PARTITION },
 };
 
 START_TEST(replay)

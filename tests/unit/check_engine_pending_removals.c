@@ -122,51 +122,39 @@ START_TEST(test_ack_names_the_removals_its_sender_stands_by)
 }
 END_TEST
 
+/*
+ * Two acks of node0's round, then a third from a node nobody names.  Five
+ * nodes: node4 agreed to remove node3 and has not seen it applied, so
+ * node0's round acknowledged by node3 and node4 is 3 of 5, but node3 may
+ * be gone already (and, after one more removal, node4 too): no lease,
+ * whichever ack came first; a third ack makes a majority without node3.
+ * The contrast: the same two acks naming nobody make a lease.
+ */
+static const struct two_acks {
+	int first;
+	const char *first_names;
+	int second;
+	const char *second_names;
+	bool lease_after_two;
+} two_acks[] = {
+	{ 3, NULL, 4, "node3", false },		/* the named ack came first */
+	{ 4, "node3", 3, NULL, false },		/* it came after the naming */
+	{ 3, NULL, 4, NULL, true },		/* nobody names anyone */
+};
+
 START_TEST(test_no_lease_on_the_ack_of_a_node_an_acker_removes)
 {
-	/* Five nodes: node4 agreed to remove node3 and has not seen it
-	 * applied.  node0's round acknowledged by node3 and node4 is 3 of 5,
-	 * but node3 may be gone already (and, after one more removal, node4
-	 * too): no lease.  node2's ack makes a majority without node3. */
+	const struct two_acks *t = &two_acks[_i];
 	uint64_t serial;
 
 	init_acquainted(5);
 	serial = node0_opens_a_round_nobody_hears();
-	lease_ack(3, 0, serial, NULL);
-	lease_ack(4, 0, serial, "node3");
-	ck_assert_msg(!dm_lease_valid(C.e[0]),
-	    "node0's lease counted the ack of a node its acker agreed to remove");
+	lease_ack(t->first, 0, serial, t->first_names);
+	ck_assert(!dm_lease_valid(C.e[0]));
+	lease_ack(t->second, 0, serial, t->second_names);
+	ck_assert_msg(dm_lease_valid(C.e[0]) == t->lease_after_two,
+	    "case %d: node0's lease after two acks: %d", _i, dm_lease_valid(C.e[0]));
 	lease_ack(2, 0, serial, NULL);
-	ck_assert(dm_lease_valid(C.e[0]));
-}
-END_TEST
-
-START_TEST(test_named_after_its_ack_still_not_counted)
-{
-	/* The same with the acks the other way round: node3's ack came
-	 * first, node4's names it later in the round. */
-	uint64_t serial;
-
-	init_acquainted(5);
-	serial = node0_opens_a_round_nobody_hears();
-	lease_ack(4, 0, serial, "node3");
-	lease_ack(3, 0, serial, NULL);
-	ck_assert(!dm_lease_valid(C.e[0]));
-	lease_ack(1, 0, serial, NULL);
-	ck_assert(dm_lease_valid(C.e[0]));
-}
-END_TEST
-
-START_TEST(test_acks_counted_when_nobody_names_anyone)
-{
-	/* The contrast: the same two acks naming nobody make a lease. */
-	uint64_t serial;
-
-	init_acquainted(5);
-	serial = node0_opens_a_round_nobody_hears();
-	lease_ack(3, 0, serial, NULL);
-	ck_assert(!dm_lease_valid(C.e[0]));
-	lease_ack(4, 0, serial, NULL);
 	ck_assert(dm_lease_valid(C.e[0]));
 }
 END_TEST
@@ -216,6 +204,30 @@ START_TEST(test_malformed_report_is_no_ack)
 }
 END_TEST
 
+/* Node `node`, without a lease, asks for y: it must restart (not before
+ * 2 T_fail), rejoin, and be served then. */
+static void
+restarts_and_is_served_again(int node)
+{
+	uint64_t incarnation = C.e[node]->incarnation;
+	dm_msec_t since = C.now;
+
+	h_acquire(&C, node, 1, "y", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	for (int k = 0; k < 120 && !granted(1) && h_find(&C, DM_FX_DENY, 1) == NULL; k++)
+		h_advance(&C, C.now + 500);
+	ck_assert_msg(granted(1) || h_find(&C, DM_FX_DENY, 1) != NULL,
+	    "node%d neither served nor told: stuck without a lease", node);
+	ck_assert_uint_ne(C.e[node]->incarnation, incarnation);	/* it restarted */
+	ck_assert_uint_ge(C.now - since, 14000);		/* not before 2 T_fail */
+	for (int k = 0; k < 120 && !h_ready(&C, node); k++)
+		h_advance(&C, C.now + 500);
+	ck_assert(h_ready(&C, node));
+	h_acquire(&C, node, 2, "z", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	for (int k = 0; k < 120 && !granted(2); k++)
+		h_advance(&C, C.now + 500);
+	ck_assert_msg(granted(2), "node%d never served again", node);
+}
+
 START_TEST(test_refused_and_own_pending_removals_leave_no_majority_restart)
 {
 	/* Suzuki-Kasami 1019/4 (bully, partitions): n3 held an orphaned
@@ -229,8 +241,6 @@ START_TEST(test_refused_and_own_pending_removals_leave_no_majority_restart)
 	 * node2 with the refusers, it restarts after 2 T_fail and rejoins,
 	 * and is served then. */
 	dm_slot_t s2, s4;
-	uint64_t incarnation;
-	dm_msec_t since;
 
 	init_acquainted(5);
 	s4 = dm_roster_find(C.e[0], "node4", 5);
@@ -238,23 +248,29 @@ START_TEST(test_refused_and_own_pending_removals_leave_no_majority_restart)
 	C.e[0]->nodes[s4].vote_orphaned = true;
 	C.e[4]->nodes[s2].vote_orphaned = true;
 	C.down[3] = true;
-	incarnation = C.e[4]->incarnation;
-	since = C.now;
-	h_acquire(&C, 4, 1, "y", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
-	for (int k = 0; k < 120 && !granted(1) && h_find(&C, DM_FX_DENY, 1) == NULL; k++)
-		h_advance(&C, C.now + 500);
-	ck_assert_msg(granted(1) || h_find(&C, DM_FX_DENY, 1) != NULL,
-	    "node4 neither served nor told: stuck without a lease");
+	restarts_and_is_served_again(4);
 	ck_assert_uint_gt(C.sent_lease_refusals, 0);
-	ck_assert_uint_ne(C.e[4]->incarnation, incarnation);	/* it restarted */
-	ck_assert_uint_ge(C.now - since, 14000);		/* not before 2 T_fail */
-	for (int k = 0; k < 120 && !h_ready(&C, 4); k++)
-		h_advance(&C, C.now + 500);
-	ck_assert(h_ready(&C, 4));
-	h_acquire(&C, 4, 2, "z", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
-	for (int k = 0; k < 120 && !granted(2); k++)
-		h_advance(&C, C.now + 500);
-	ck_assert_msg(granted(2), "node4 never served again");
+}
+END_TEST
+
+START_TEST(test_refused_and_named_removals_leave_no_majority_restart)
+{
+	/* Lamport 597223/8 (partitions): three members held orphaned
+	 * agreements to remove n1 and refused it for good, and n7 one to
+	 * remove n2, which it named in every ack.  n1 counted 4 acks of 8
+	 * and 3 refusers: neither a lease nor a refusing majority, and its
+	 * request, first in every queue, held up the lock for good.  Here,
+	 * six nodes: node0 and node1 refuse node5, and node2 names node3.
+	 * node5 can count itself, node2 and node4: 3 of 6, never a majority;
+	 * counting node3 with the refusers, it restarts after 2 T_fail and
+	 * rejoins, and is served then. */
+	init_acquainted(6);
+	for (int j = 0; j < 2; j++)
+		C.e[j]->nodes[dm_roster_find(C.e[j], "node5", 5)].vote_orphaned = true;
+	C.e[2]->nodes[dm_roster_find(C.e[2], "node3", 5)].vote_orphaned = true;
+	h_advance(&C, C.now + 10000);	/* (node5's lease runs out) */
+	ck_assert(!dm_lease_valid(C.e[5]));
+	restarts_and_is_served_again(5);
 }
 END_TEST
 
@@ -390,12 +406,12 @@ pending_removals_suite(void)
 
 	tcase_add_checked_fixture(tc, NULL, teardown);
 	tcase_add_test(tc, test_ack_names_the_removals_its_sender_stands_by);
-	tcase_add_test(tc, test_no_lease_on_the_ack_of_a_node_an_acker_removes);
-	tcase_add_test(tc, test_named_after_its_ack_still_not_counted);
-	tcase_add_test(tc, test_acks_counted_when_nobody_names_anyone);
+	tcase_add_loop_test(tc, test_no_lease_on_the_ack_of_a_node_an_acker_removes, 0,
+	    (int)(sizeof(two_acks) / sizeof(two_acks[0])));
 	tcase_add_test(tc, test_no_lease_on_the_ack_of_a_node_the_holder_removes);
 	tcase_add_test(tc, test_malformed_report_is_no_ack);
 	tcase_add_test(tc, test_refused_and_own_pending_removals_leave_no_majority_restart);
+	tcase_add_test(tc, test_refused_and_named_removals_leave_no_majority_restart);
 	tcase_add_test(tc, test_three_removals_deep_no_second_holder);
 	tcase_add_test(tc, test_two_missed_removals_under_one_label_no_lease);
 	tcase_add_test(tc, test_lagging_acker_takes_the_label_of_a_heartbeat_with_its_roster);
