@@ -14,6 +14,7 @@
  * length against the remaining bytes and against the field's limit, and
  * validates names, so a decoded message is always well-formed.
  */
+#include <endian.h>
 #include <errno.h>
 #include <string.h>
 
@@ -30,20 +31,17 @@ struct wire_reader {
 static void
 put_u64(uint8_t *p, uint64_t v)
 {
-	for (int i = 7; i >= 0; i--) {
-		p[i] = (uint8_t)(v & 0xff);
-		v >>= 8;
-	}
+	v = htobe64(v);
+	memcpy(p, &v, sizeof(v));
 }
 
 static uint64_t
 get_u64(const uint8_t *p)
 {
-	uint64_t v = 0;
+	uint64_t v;
 
-	for (int i = 0; i < 8; i++)
-		v = (v << 8) | p[i];
-	return v;
+	memcpy(&v, p, sizeof(v));
+	return be64toh(v);
 }
 
 static bool
