@@ -163,6 +163,7 @@ struct dm_el_epoch {
 struct dm_heartbeat {
 	uint64_t	serial;
 	uint64_t	epoch;		/* our epoch when the round went out */
+	uint64_t	label;		/* our roster label then (a refusal of an older one is stale) */
 	dm_msec_t	sent_at;
 	uint16_t	acks;
 	uint8_t		acked[DM_NODES_MAX / 8];

@@ -106,6 +106,7 @@ lease_round_open(struct dm_engine *e)
 	memset(hb, 0, sizeof(*hb));
 	hb->serial = serial;
 	hb->epoch = e->epoch;
+	hb->label = e->roster_epoch;
 	hb->sent_at = e->now;
 	hb->acks = 1;	/* self */
 	dm_bit_set(hb->acked, e->self, true);
@@ -508,12 +509,35 @@ lease_label_catch_up(struct dm_engine *e, dm_slot_t from, uint64_t label, uint64
 	return true;
 }
 
+/*
+ * Does this refusal answer a round that is no longer one of our recent
+ * ones, or one sent under an older roster label than ours now?  The
+ * refuser judged a roster we no longer have: a label refusal may be
+ * answered already (we applied the announcement we lacked), and one for
+ * good comes again with the next round.  Counting it anyway can restart
+ * the last member.  Lamport 194596/5 (partitions): n1, at label 6,
+ * applied n0's announcement of label 18 and, the same instant, took fifty
+ * refusals of its label-6 heartbeats that the partition had held; on
+ * {n0, n1} they were a majority, and n1 restarted through n0 -- which had
+ * itself restarted three seconds before, refused for good by n1 -- and no
+ * member was left to admit either.
+ */
+static bool
+lease_refusal_stale(const struct dm_engine *e, uint64_t serial)
+{
+	const struct dm_heartbeat *hb = &e->heartbeats[serial % e->heartbeats_n];
+
+	return hb->serial != serial || hb->label < e->roster_epoch;
+}
+
 int
 dm_lease_on_heartbeat_ack(struct dm_engine *e, dm_slot_t from, const struct dm_msg *m)
 {
 	if (m->arg == DM_HEARTBEAT_REFUSED) {
-		/* (caught up: the next round asks again, no refusal counted) */
+		/* (caught up, now or since the round went out: the next round
+		 * asks again, no refusal counted) */
 		if (from < DM_NODES_MAX && e->nodes[from].used && !e->rx_other_incarnation &&
+		    !lease_refusal_stale(e, m->serial) &&
 		    !lease_label_catch_up(e, from, m->roster_epoch, m->seq))
 			lease_refusal(e, from);
 		return 0;

@@ -149,6 +149,10 @@ static const struct replay {
 	 * majority (check_engine_pending_removals.c,
 	 * test_refused_and_named_removals_leave_no_majority_restart) */
 	{ "lamport", 597223, 8, SIM_F_PARTITION },
+	/* 32f84c7's: the last two members restarted, one of them on fifty
+	 * refusals of its older heartbeats that a partition had held
+	 * (test_stale_refusals_restart_nobody) */
+	{ "lamport", 194596, 5, SIM_F_PARTITION },
 };
 
 START_TEST(replay)

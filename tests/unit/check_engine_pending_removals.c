@@ -291,6 +291,62 @@ node1_removes(const char *subject, unsigned heard_by)
 
 #define node1_removes_heard_by_node2_only(subject)	node1_removes((subject), 1u << 2)
 
+/* node from refuses node to's lease round serial (a refusal for good:
+ * no roster digest to catch up with). */
+static void
+lease_refusal_from(int from, int to, uint64_t serial)
+{
+	struct dm_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.kind = DM_MSG_HEARTBEAT_ACK;
+	m.serial = serial;
+	m.arg = DM_HEARTBEAT_REFUSED;
+	m.incarnation = C.e[from]->incarnation;
+	m.roster_epoch = C.e[from]->roster_epoch;
+	inject(from, to, &m);
+}
+
+START_TEST(test_stale_refusals_restart_nobody)
+{
+	/* Lamport 194596/5 (partitions): on {n0, n1}, n1 stood by removing
+	 * n0 (so n0 counted with its refusers, no majority left), applied an
+	 * announcement that raised its label and, the same instant, took
+	 * fifty refusals of its older heartbeats that the partition had held;
+	 * it restarted through n0, which had restarted already, and no member
+	 * was left.  A refusal of a round sent under an older label, or of
+	 * one no longer among the recent rounds, judged a roster we no longer
+	 * have: it counts for nothing.  The refusal of a current round still
+	 * restarts node0 (the contrast). */
+	uint64_t incarnation, old_round, recent_round;
+
+	init_acquainted(2);
+	C.e[0]->nodes[dm_roster_find(C.e[0], "node1", 5)].vote_orphaned = true;
+	C.down[1] = true;
+	h_advance(&C, C.now + 10000);	/* (node0's lease runs out) */
+	incarnation = C.e[0]->incarnation;
+	h_acquire(&C, 0, 1, "x", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&C);
+	old_round = C.e[0]->heartbeat_serial;
+	for (int k = 0; k < 40; k++)	/* past 2 T_fail, refused all along */
+		h_advance(&C, C.now + 500);
+	ck_assert_uint_gt(C.e[0]->heartbeat_serial, old_round + C.e[0]->heartbeats_n);
+	recent_round = C.e[0]->heartbeat_serial;
+	C.e[0]->roster_epoch++;		/* (an announcement applied: set directly) */
+	lease_refusal_from(1, 0, recent_round);
+	ck_assert_msg(C.e[0]->incarnation == incarnation,
+	    "node0 restarted on the refusal of a round sent under its older label");
+	lease_refusal_from(1, 0, old_round);
+	ck_assert_msg(C.e[0]->incarnation == incarnation,
+	    "node0 restarted on the refusal of a round long gone");
+	h_advance(&C, C.now + C.e[0]->heartbeat_ms);	/* a round at the new label */
+	ck_assert_uint_gt(C.e[0]->heartbeat_serial, recent_round);
+	lease_refusal_from(1, 0, C.e[0]->heartbeat_serial);
+	ck_assert_msg(C.e[0]->incarnation != incarnation,
+	    "node0, refused now with no majority left for 2 T_fail, did not restart");
+}
+END_TEST
+
 START_TEST(test_three_removals_deep_no_second_holder)
 {
 	/* The hole itself, on real engines.  Five nodes, all idle past
@@ -412,6 +468,7 @@ pending_removals_suite(void)
 	tcase_add_test(tc, test_malformed_report_is_no_ack);
 	tcase_add_test(tc, test_refused_and_own_pending_removals_leave_no_majority_restart);
 	tcase_add_test(tc, test_refused_and_named_removals_leave_no_majority_restart);
+	tcase_add_test(tc, test_stale_refusals_restart_nobody);
 	tcase_add_test(tc, test_three_removals_deep_no_second_holder);
 	tcase_add_test(tc, test_two_missed_removals_under_one_label_no_lease);
 	tcase_add_test(tc, test_lagging_acker_takes_the_label_of_a_heartbeat_with_its_roster);
