@@ -120,8 +120,10 @@ main(int argc, char **argv)
 	char lock[32];
 	double t0, t1;
 
+	bool majority = strcmp(policy, "majority") == 0;
+
 	if (n < 1 || n > BENCH_NODES_MAX || entries < 1 || active < 1 ||
-	    (strcmp(policy, "paper") != 0 && strcmp(policy, "majority") != 0))
+	    (!majority && strcmp(policy, "paper") != 0))
 		return 2;
 	B.n = n;
 	B.now = 1;
@@ -133,8 +135,7 @@ main(int argc, char **argv)
 	}
 	for (int i = 0; i < n; i++) {
 		struct dm_engine_config cfg = { .self = B.names[i], .cluster = "bench",
-		    .algorithm = "ricart-agrawala", .failure_policy = strcmp(policy, "majority") == 0 ?
-		    DM_FAILURE_MAJORITY : DM_FAILURE_PAPER,
+		    .algorithm = "ricart-agrawala", .failure_policy = majority ? DM_FAILURE_MAJORITY : DM_FAILURE_PAPER,
 		    .incarnation = 1, .peers = peers, .n_peers = (size_t)n };
 		if (dm_engine_new(&cfg, &B.e[i]) != 0)
 			return 1;

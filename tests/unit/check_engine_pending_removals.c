@@ -44,17 +44,25 @@ heartbeat(int from, int to, uint64_t serial)
 
 /* Node from acknowledges node to's lease round serial, naming `pending`
  * (a node's name, or NULL for none) as a removal it stands by. */
+/* A HEARTBEAT_ACK of round serial as node from would send it, naming
+ * nobody. */
+static void
+heartbeat_ack_of(struct dm_msg *m, int from, uint64_t serial)
+{
+	memset(m, 0, sizeof(*m));
+	m->kind = DM_MSG_HEARTBEAT_ACK;
+	m->serial = serial;
+	m->incarnation = C.e[from]->incarnation;
+	m->roster_epoch = C.e[from]->roster_epoch;
+	m->epoch = C.e[from]->epoch;
+}
+
 static void
 lease_ack(int from, int to, uint64_t serial, const char *pending)
 {
 	struct dm_msg m;
 
-	memset(&m, 0, sizeof(m));
-	m.kind = DM_MSG_HEARTBEAT_ACK;
-	m.serial = serial;
-	m.incarnation = C.e[from]->incarnation;
-	m.roster_epoch = C.e[from]->roster_epoch;
-	m.epoch = C.e[from]->epoch;
+	heartbeat_ack_of(&m, from, serial);
 	if (pending != NULL) {
 		m.payload[0] = (uint8_t)strlen(pending);
 		memcpy(m.payload + 1, pending, m.payload[0]);
@@ -189,10 +197,7 @@ START_TEST(test_malformed_report_is_no_ack)
 
 	init_acquainted(5);
 	serial = node0_opens_a_round_nobody_hears();
-	memset(&m, 0, sizeof(m));
-	m.kind = DM_MSG_HEARTBEAT_ACK;
-	m.serial = serial;
-	m.incarnation = C.e[4]->incarnation;
+	heartbeat_ack_of(&m, 4, serial);
 	m.payload[0] = 9;
 	memcpy(m.payload + 1, "node3", 5);
 	m.payload_len = 6;
@@ -298,12 +303,8 @@ lease_refusal_from(int from, int to, uint64_t serial)
 {
 	struct dm_msg m;
 
-	memset(&m, 0, sizeof(m));
-	m.kind = DM_MSG_HEARTBEAT_ACK;
-	m.serial = serial;
+	heartbeat_ack_of(&m, from, serial);
 	m.arg = DM_HEARTBEAT_REFUSED;
-	m.incarnation = C.e[from]->incarnation;
-	m.roster_epoch = C.e[from]->roster_epoch;
 	inject(from, to, &m);
 }
 
