@@ -6,7 +6,8 @@
 # the campaigns directory; a finished campaign is skipped; one whose state
 # shows a chunk unfinished is resumed from that state, only that chunk
 # running; the reports of a failing campaign are kept in violations.txt;
-# --list totals each campaign.
+# --list totals each campaign; --breadth takes every campaign to a number of
+# seeds before it runs any to its end.
 set -u
 src="${top_srcdir:-.}"
 sim_bin="${top_builddir:-.}/tests/sim/dmlock-sim"
@@ -66,7 +67,28 @@ grep -q '^tools/sim: resuming seeds 101..120' "$scratch/out" || fail "b not resu
 grep -q ' 10 runs, 0 violations seeds 111\.\.120$' "$scratch/out" || fail "the resume did not run 111..120"
 [ "$(grep -c ' runs, ' "$camps/b/progress.log")" -eq 2 ] || fail "b's kept progress not complete again"
 
-# 4. Misuse: no binary.
+# 4. --breadth 20 on a fresh queue of two campaigns of 40 seeds (two
+# processes, chunks of 10): first one chunk a process of d, then of e, and
+# only then the rest of d, then of e.
+camps="$scratch/breadth"
+mkdir -p "$camps"
+cat >"$camps/QUEUE" <<'EOF'
+d | 1..40 | --nodes 3 --rotate-faults --chunk 10
+e | 101..140 | --nodes 2 --rotate-faults --chunk 10
+EOF
+rm -rf "$scratch/work"
+rc=$(run --breadth 20)
+cat "$scratch/out"
+[ "$rc" -eq 0 ] || fail "--breadth run exited $rc"
+order=$(sed -n 's/^[0-9:]* 10 runs, 0 violations seeds \([0-9]*\)\.\.[0-9]*$/\1/p' "$scratch/out" |
+    awk '{ c = $1 > 100 ? "e" : "d"; if (c != last) printf "%s", c; last = c }')
+[ "$order" = "dede" ] || fail "--breadth ran the campaigns in the order '$order', not 'dede'"
+for n in d e; do
+	[ "$(grep -c ' runs, ' "$camps/$n/progress.log")" -eq 4 ] || fail "$n: not run to its end after the breadth pass"
+done
+camps="$scratch/campaigns"
+
+# 5. Misuse: no binary.
 DMLOCK_SIM="$scratch/none" DMLOCK_CAMPAIGNS="$camps" "$tool" >"$scratch/out" 2>&1
 rc=$?
 [ "$rc" -eq 2 ] || fail "a missing binary exited $rc, not 2"
