@@ -72,7 +72,7 @@ EXTRA_DIST += tests/sim/check_tools_sim.sh
 dist_noinst_SCRIPTS += tools/sim-queue
 TESTS += tests/sim/check_tools_sim_queue.sh
 EXTRA_DIST += tests/sim/check_tools_sim_queue.sh tests/sim/campaigns/README.md \
-	tests/sim/campaigns/QUEUE
+	tests/sim/campaigns/HISTORY.md tests/sim/campaigns/QUEUE
 EXTRA_DIST += tests/sim/README-sim.md
 
 # tools/sim-pgo: the profile-guided dmlock-sim for campaigns.  Not run by
