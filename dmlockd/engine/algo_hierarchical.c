@@ -144,7 +144,14 @@ link_lock(struct hr_node *hn, struct hr_lock *t)
 static void
 unlink_lock(struct hr_node *hn, struct hr_lock *t)
 {
-	if (!t->linked || t->wanting || t->in_cs || t->release_owed)
+	/* A grant reported at the cut waits on the list for hook_normal() to
+	 * place it in the epoch's groups, whatever our own client did
+	 * meanwhile (hierarchical --group-size 5 --election invitation --seed
+	 * 885513 --nodes 10 --fault-mask 1: a try-once refused during the
+	 * election unlinked the lock, and the grant stayed with a node that
+	 * was not in the epoch). */
+	if (!t->linked || t->wanting || t->in_cs || t->release_owed ||
+	    (t->cut_unplaced && t->gen == hn->gen))
 		return;
 	if (t->prev != NULL)
 		t->prev->next = t->next;

@@ -74,6 +74,9 @@ struct hr_lock {
 	dm_slot_t	 lgrep;		/* group coordinator holding permission */
 	uint64_t	 lgrep_id;
 	dm_slot_t	 lgrep_holder;	/* known holder (from a cut), else NONE */
+	bool		 cut_unplaced;	/* lgrep from a HELD report, in the groups seen
+					 * then: placed again when the epoch starts,
+					 * so the lock stays on the active list */
 };
 
 struct hr_node {

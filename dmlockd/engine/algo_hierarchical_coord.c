@@ -40,6 +40,7 @@ hr_coord_reset(struct hr_lock *t)
 	t->lgrep = DM_SLOT_NONE;
 	t->lgrep_id = 0;
 	t->lgrep_holder = DM_SLOT_NONE;
+	t->cut_unplaced = false;
 }
 
 bool
@@ -640,6 +641,7 @@ hr_coord_held(struct dm_engine *e, struct dm_lock *l, dm_slot_t holder)
 	t->lgrep = cut_grant_to(e, holder);
 	t->lgrep_id = 0;
 	t->lgrep_holder = holder;
+	t->cut_unplaced = true;
 }
 
 void
@@ -659,6 +661,7 @@ hr_coord_cut_grants(struct dm_engine *e, struct dm_lock *l)
 	if (i_am_system(e) && t->lgrep != DM_SLOT_NONE && t->lgrep_id == 0 &&
 	    t->lgrep_holder != DM_SLOT_NONE)
 		t->lgrep = cut_grant_to(e, t->lgrep_holder);
+	t->cut_unplaced = false;
 }
 
 int

@@ -85,23 +85,28 @@ static const struct {
 	unsigned nodes;
 	uint32_t faults;
 	const char *election;
+	uint32_t group_size;	/* 0: the engine's */
 } replays[] = {
-	{ 499, 4, SIM_F_CRASH, "bully" },	/* a joining node was its group's coordinator */
-	{ 244, 5, SIM_F_CRASH, "bully" },	/* the same, every JOIN refused meanwhile */
-	{ 2430, 7, SIM_F_CRASH, "bully" },	/* a HELD grant kept a removed group coordinator */
-	{ 455, 8, SIM_F_PAUSE | SIM_F_PARTITION, "invitation" },	/* member counted as joiner */
-	{ 2110, 7, SIM_F_PAUSE, "invitation" },	/* HELD placed in an old epoch's groups */
-	{ 541, 6, SIM_F_PAUSE, "invitation" },	/* late seq-0 NRELEASE ended a newer grant */
-	{ 117, 6, SIM_F_PAUSE, "invitation" },	/* member added mid-election never invited */
-	{ 93, 6, SIM_F_PAUSE | SIM_F_PARTITION, "invitation" },	/* rejoining node led a group */
-	{ 29, 6, SIM_F_PARTITION, "bully" },	/* a listed joiner's JOINs aborted its removal */
-	{ 415, 8, SIM_F_PARTITION, "bully" }, { 829, 6, SIM_F_PARTITION, "bully" },
-	{ 1292, 5, SIM_F_CRASH, "bully" },	/* a member added mid-epoch led a group unelected */
-	{ 1527, 8, SIM_F_CRASH, "bully" },	/* a joiner listed a restarted peer's dead incarnation */
-	{ 2364, 5, SIM_F_CRASH, "bully" },
+	{ 499, 4, SIM_F_CRASH, "bully", 0 },	/* a joining node was its group's coordinator */
+	{ 244, 5, SIM_F_CRASH, "bully", 0 },	/* the same, every JOIN refused meanwhile */
+	{ 2430, 7, SIM_F_CRASH, "bully", 0 },	/* a HELD grant kept a removed group coordinator */
+	{ 455, 8, SIM_F_PAUSE | SIM_F_PARTITION, "invitation", 0 },	/* member counted as joiner */
+	{ 2110, 7, SIM_F_PAUSE, "invitation", 0 },	/* HELD placed in an old epoch's groups */
+	{ 541, 6, SIM_F_PAUSE, "invitation", 0 },	/* late seq-0 NRELEASE ended a newer grant */
+	{ 117, 6, SIM_F_PAUSE, "invitation", 0 },	/* member added mid-election never invited */
+	{ 93, 6, SIM_F_PAUSE | SIM_F_PARTITION, "invitation", 0 },	/* rejoining node led a group */
+	{ 29, 6, SIM_F_PARTITION, "bully", 0 },	/* a listed joiner's JOINs aborted its removal */
+	{ 415, 8, SIM_F_PARTITION, "bully", 0 }, { 829, 6, SIM_F_PARTITION, "bully", 0 },
+	{ 1292, 5, SIM_F_CRASH, "bully", 0 },	/* a member added mid-epoch led a group unelected */
+	{ 1527, 8, SIM_F_CRASH, "bully", 0 },	/* a joiner listed a restarted peer's dead incarnation */
+	{ 2364, 5, SIM_F_CRASH, "bully", 0 },
 	/* 87bc098's million: a member refused for 2 T_fail restarted on a dead
 	 * refuser's word, and nobody was left to admit anyone */
-	{ 161045, 6, SIM_F_CRASH, "bully" },
+	{ 161045, 6, SIM_F_CRASH, "bully", 0 },
+	/* b3aff3a's groups of five: a grant reported HELD at the cut stayed
+	 * placed in the groups seen before the epoch's joiners were known (its
+	 * lock had left the coordinator's active list) */
+	{ 885513, 10, SIM_F_CRASH, "invitation", 5 },
 };
 
 START_TEST(replay)
@@ -113,14 +118,15 @@ START_TEST(replay)
 		.shared = false,
 		.faults = replays[_i].faults,
 		.election = replays[_i].election,
+		.group_size = replays[_i].group_size,
 		.report = stderr,
 	};
 	struct sim_result res;
 	int r = sim_run(&cfg, &res);
 
 	ck_assert_msg(r == 0, "replay: dmlock-sim --algorithm hierarchical --election %s --seed %llu "
-	    "--nodes %u --fault-mask %x --no-shared --trace: %s: %s", cfg.election,
-	    (unsigned long long)cfg.seed, cfg.nodes, cfg.faults,
+	    "--nodes %u --group-size %u --fault-mask %x --no-shared --trace: %s: %s", cfg.election,
+	    (unsigned long long)cfg.seed, cfg.nodes, cfg.group_size, cfg.faults,
 	    sim_violation_name(res.violation), res.what);
 	ck_assert_uint_eq(res.engine_errors, 0);
 }

@@ -5,8 +5,10 @@
  * groups, fencing tokens through the coordinator chain, try-once, the
  * group size, and a coordinator removal (bully election, tables rebuilt
  * from the members before anything is granted), and a late NRELEASE of a
- * grant known from a cut (seq 0) that must not end a newer grant, and a
- * member added mid-epoch that is elected before anyone asks it.
+ * grant known from a cut (seq 0) that must not end a newer grant, a
+ * member added mid-epoch that is elected before anyone asks it, and a
+ * grant reported at a cut that the epoch's start places in its groups
+ * even after the coordinator's own client gave the lock up.
  */
 #include "hier_harness.h"
 
@@ -260,6 +262,30 @@ held_at(const struct h_cluster *c, int from, int to, uint8_t kind)
 	return SIZE_MAX;
 }
 
+/* A node named "a" (sorting before every "nodeN") in the next slot, with
+ * no engine: every message to it is held back.  from's NODE_ADD of it, at
+ * roster epoch epoch, reaches to. */
+static void
+add_node_a(struct h_cluster *c, int from, int to, uint64_t epoch)
+{
+	struct dm_msg add;
+	int slot = c->n++;
+
+	snprintf(c->names[slot], sizeof(c->names[slot]), "a");
+	c->cut[slot] = true;
+	memset(&add, 0, sizeof(add));
+	add.kind = DM_MSG_NODE_ADD;
+	add.node_len = 1;
+	memcpy(add.node, "a", 2);
+	add.address_len = 11;
+	memcpy(add.address, "127.0.0.1:2", 12);
+	add.incarnation = 1;
+	add.serial = 1;
+	add.epoch = epoch;
+	h_inject(c, from, to, &add);
+	h_pump(c);
+}
+
 START_TEST(member_added_mid_epoch_is_elected_before_asked)
 {
 	/* A member added during an epoch took no part in its election, yet
@@ -272,26 +298,12 @@ START_TEST(member_added_mid_epoch_is_elected_before_asked)
 	 * (sorting before node0) is added at node2 only and its link is held
 	 * back; node2 waits behind node0's grant. */
 	struct h_cluster c;
-	struct dm_msg add;
 	size_t ayu_at = SIZE_MAX, ask_at = SIZE_MAX;
 
 	hh_init(&c, 3, "bully", 0);
 	ck_assert_ptr_nonnull(hh_ask(&c, 0, 1, "x", 50));
 	ck_assert_ptr_null(hh_ask(&c, 2, 2, "x", 50));
-	/* Slot 3 is "a": no engine, every message to it held back. */
-	c.n = 4;
-	snprintf(c.names[3], sizeof(c.names[3]), "a");
-	c.cut[3] = true;
-	memset(&add, 0, sizeof(add));
-	add.kind = DM_MSG_NODE_ADD;
-	add.node_len = 1;
-	memcpy(add.node, "a", 2);
-	add.address_len = 11;
-	memcpy(add.address, "127.0.0.1:2", 12);
-	add.incarnation = 1;
-	add.serial = 1;
-	h_inject(&c, 0, 2, &add);
-	h_pump(&c);
+	add_node_a(&c, 0, 2, 0);
 	/* Until node2 turns to the newcomer (bounded: 10 s of retries). */
 	for (int step = 0; step < 200 && ayu_at == SIZE_MAX && ask_at == SIZE_MAX; step++) {
 		h_advance(&c, c.now + 50);
@@ -302,6 +314,72 @@ START_TEST(member_added_mid_epoch_is_elected_before_asked)
 	}
 	ck_assert_msg(ayu_at != SIZE_MAX, "node2 never started an election after its roster grew");
 	ck_assert_msg(ayu_at < ask_at, "node2 asked the newcomer before electing");
+	h_fini(&c);
+}
+END_TEST
+
+/* Node node's algorithm view of lock: "system_grant_to=NAME" and the like. */
+struct grant_view {
+	const char *lock;
+	char text[DM_DESCRIBE_MAX];
+};
+
+static void
+grant_view_of(void *ctx, const char *lock, const char *text)
+{
+	struct grant_view *v = ctx;
+
+	if (lock != NULL && strcmp(lock, v->lock) == 0)
+		snprintf(v->text, sizeof(v->text), "%s", text);
+}
+
+static const char *
+lock_view(struct h_cluster *c, int node, struct grant_view *v)
+{
+	v->text[0] = '\0';
+	dm_engine_visit_algorithm_state(c->e[node], grant_view_of, v);
+	return v->text;
+}
+
+START_TEST(cut_grant_placed_in_the_epochs_groups_after_own_withdrawal)
+{
+	/* dmlock-sim --algorithm hierarchical --group-size 5 --no-shared
+	 * --election invitation --seed 885513 --nodes 10 --fault-mask 1: a
+	 * grant reported HELD during an election is placed in the groups the
+	 * new system coordinator sees at the report, and placed again in the
+	 * epoch's groups when the epoch starts -- but only for locks on the
+	 * coordinator's active list, and a withdrawal of its own client's
+	 * request had taken the lock off it; the grant stayed with a node
+	 * outside the epoch and nobody was granted again.  Here: groups of
+	 * two, node3 holds x, node0 is removed, node1 coordinates and takes
+	 * node3's HELD (node3 is then its own group coordinator); node1's
+	 * client tries x once and is refused (an election runs), and "a",
+	 * sorting first, joins node1's roster before the epoch starts: in the
+	 * epoch's groups {a, node1}, {node2, node3}, node2 has the grant. */
+	struct h_cluster c;
+	struct grant_view v = { .lock = "x" };
+	struct dm_engine_stats st;
+	int step;
+
+	hh_init(&c, 4, "bully", 2);
+	ck_assert_ptr_nonnull(hh_ask(&c, 3, 1, "x", 100));
+	hh_remove(&c, 0);
+	for (step = 0; step < 400 && strstr(lock_view(&c, 1, &v), "system_grant_to=") == NULL;
+	    step++)
+		h_advance(&c, c.now + 5);
+	ck_assert_msg(strstr(v.text, "system_grant_to=node3") != NULL,
+	    "node1 did not place node3's reported grant with node3: '%s'", v.text);
+	/* Still before the epoch: node1's try-once is refused at once. */
+	h_acquire(&c, 1, 2, "x", DM_MODE_EXCLUSIVE, DM_WAIT_TRY);
+	h_pump(&c);
+	ck_assert_ptr_nonnull(h_find(&c, DM_FX_DENY, 2));
+	/* "a" joins node1's roster. */
+	dm_engine_get_stats(c.e[1], &st);
+	add_node_a(&c, 2, 1, st.epoch + 1);
+	ck_assert_uint_eq(h_roster(&c, 1), 4);
+	h_advance(&c, c.now + 200 + h_fence_ms(&c));
+	ck_assert_msg(strstr(lock_view(&c, 1, &v), "system_grant_to=node2") != NULL,
+	    "the epoch started with x's grant placed outside its groups: '%s'", v.text);
 	h_fini(&c);
 }
 END_TEST
@@ -323,6 +401,7 @@ main(void)
 	tcase_add_test(tc, silent_coordinator_holding_is_suspected_and_replaced);
 	tcase_add_test(tc, seq0_release_does_not_end_a_timestamped_grant);
 	tcase_add_test(tc, member_added_mid_epoch_is_elected_before_asked);
+	tcase_add_test(tc, cut_grant_placed_in_the_epochs_groups_after_own_withdrawal);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
