@@ -144,7 +144,8 @@ link_lock(struct hr_node *hn, struct hr_lock *t)
 static void
 unlink_lock(struct hr_node *hn, struct hr_lock *t)
 {
-	/* A grant reported at the cut waits on the list for hook_normal() to
+	/* On the list while we want, hold or owe a release -- and while a
+	 * grant reported at the cut waits on it for hook_normal() to
 	 * place it in the epoch's groups, whatever our own client did
 	 * meanwhile (hierarchical --group-size 5 --election invitation --seed
 	 * 885513 --nodes 10 --fault-mask 1: a try-once refused during the

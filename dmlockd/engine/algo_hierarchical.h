@@ -47,7 +47,7 @@ struct hr_greq {			/* system coordinator: a group's request */
 };
 
 struct hr_lock {
-	struct hr_lock	*next, *prev;	/* node's active list (wanting or in_cs) */
+	struct hr_lock	*next, *prev;	/* node's active list (see unlink_lock) */
 	struct dm_lock	*lock;
 	bool		 linked;
 	/* Requester: survives epoch cuts. */
