@@ -273,13 +273,7 @@ add_node_a(struct h_cluster *c, int from, int to, uint64_t epoch)
 
 	snprintf(c->names[slot], sizeof(c->names[slot]), "a");
 	c->cut[slot] = true;
-	memset(&add, 0, sizeof(add));
-	add.kind = DM_MSG_NODE_ADD;
-	add.node_len = 1;
-	memcpy(add.node, "a", 2);
-	add.address_len = 11;
-	memcpy(add.address, "127.0.0.1:2", 12);
-	add.incarnation = 1;
+	h_subject_msg(&add, DM_MSG_NODE_ADD, "a", 1);
 	add.serial = 1;
 	add.epoch = epoch;
 	h_inject(c, from, to, &add);
