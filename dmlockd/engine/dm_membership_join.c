@@ -226,7 +226,12 @@ snapshot_discard(struct dm_engine *e, bool all)
  * middle of n6's snapshot (whose entries for n6 and n0 it had dropped as
  * not its sponsor's), and n6's ROSTER_END counted the mixture as complete:
  * n3 became a member listing n0's dead incarnation and never acknowledged
- * the live one, the coordinator, again. */
+ * the live one, the coordinator, again.  The candidate whose snapshot we
+ * had begun taking may finish it, though: the retry timer can move us on
+ * between two of its entries, and that sponsor has added us everywhere
+ * already (hierarchical 776716/13, partitions: the rest of the snapshot
+ * was dropped, every member listed the joiner, which stayed out for good,
+ * as its group coordinator). */
 static bool
 roster_from_sponsor(struct dm_engine *e, const char *peer)
 {
@@ -237,7 +242,7 @@ roster_from_sponsor(struct dm_engine *e, const char *peer)
 	}
 	for (size_t i = 0; i < e->n_sponsors; i++)
 		if (strcmp(peer, e->sponsors[i].name) == 0) {
-			if (snapshot_count(e) > 0)
+			if (snapshot_count(e) > 0 && strcmp(e->snapshot_from, peer) != 0)
 				return false;	/* already taking another sponsor's roster */
 			memcpy(e->sponsor, e->sponsors[i].name, sizeof(e->sponsor));
 			memcpy(e->sponsor_address, e->sponsors[i].address,

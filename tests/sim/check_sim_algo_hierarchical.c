@@ -107,6 +107,10 @@ static const struct {
 	 * placed in the groups seen before the epoch's joiners were known (its
 	 * lock had left the coordinator's active list) */
 	{ 885513, 10, SIM_F_CRASH, "invitation", 5 },
+	/* The same pass: a joiner's retry moved it on to the next candidate in
+	 * the middle of its sponsor's snapshot, which it then dropped; every
+	 * member listed it as their group coordinator (the membership layer) */
+	{ 776716, 13, SIM_F_PARTITION, "bully", 5 },
 };
 
 START_TEST(replay)

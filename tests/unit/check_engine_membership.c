@@ -1552,6 +1552,69 @@ START_TEST(test_roster_is_one_sponsors_snapshot)
 }
 END_TEST
 
+/* Holds node3's JOINs to node1 and the roster messages sent to node3
+ * (test_candidate_snapshot_finishes_after_moving_on). */
+static bool
+hold_node3_joins_and_rosters(const struct h_packet *p)
+{
+	return hold_rosters_to_node3(p) ||
+	    (p->from == 3 && p->to == 1 && p->msg.kind == DM_MSG_JOIN);
+}
+
+START_TEST(test_candidate_snapshot_finishes_after_moving_on)
+{
+	/* Hierarchical 776716/13 (partitions, bully): the joiner's retry
+	 * moved it on to the next candidate between two entries of the
+	 * sponsor's snapshot.  The sponsor had already added it everywhere,
+	 * but the rest of that snapshot was dropped ("another sponsor's
+	 * roster": the joiner had entries, from this very sponsor), so the
+	 * joiner stayed out while every member listed it as a member, its
+	 * group coordinator: nobody could be granted.  Here node3 takes one
+	 * of node0's three entries, moves on to node1 (node0 named it), and
+	 * then gets the rest of node0's snapshot: that snapshot is whole, and
+	 * node3 syncs with it at once. */
+	struct h_packet e1, e2, end0, p;
+	struct dm_msg hint;
+
+	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
+	C.hold = hold_rosters_to_node3;
+	h_join(&C, 3, 0, DM_FAILURE_MAJORITY, 1);
+	h_pump(&C);					/* node0 adds node3 */
+	ck_assert_uint_eq(h_roster(&C, 1), 4);
+	p = unqueue(0, 3, DM_MSG_ROSTER_ENTRY);
+	e1 = unqueue(0, 3, DM_MSG_ROSTER_ENTRY);
+	e2 = unqueue(0, 3, DM_MSG_ROSTER_ENTRY);
+	end0 = unqueue(0, 3, DM_MSG_ROSTER_END);
+	ck_assert_uint_eq(end0.msg.arg, 3);
+	inject(p.from, p.to, &p.msg);
+	memset(&hint, 0, sizeof(hint));
+	hint.kind = DM_MSG_JOIN_REFUSED;
+	hint.arg = EAGAIN;
+	hint.flags = DM_MSG_F_MEMBER;
+	strcpy(hint.node, "node1");
+	hint.node_len = 5;
+	strcpy(hint.address, "127.0.0.1:2");
+	hint.address_len = (uint8_t)strlen(hint.address);
+	C.hold = hold_node3_joins_and_rosters;
+	inject(0, 3, &hint);				/* node1 is a candidate too */
+	for (int k = 0; k < 100 && h_queued(&C, 3, 1, DM_MSG_JOIN) == NULL; k++)
+		h_advance(&C, C.now + 10);		/* the retry asks node1 */
+	ck_assert_ptr_nonnull(h_queued(&C, 3, 1, DM_MSG_JOIN));
+	ck_assert(!h_ready(&C, 3));
+	inject(e1.from, e1.to, &e1.msg);
+	inject(e2.from, e2.to, &e2.msg);
+	inject(end0.from, end0.to, &end0.msg);
+	/* Taken: it asks the members for their sequence numbers. */
+	ck_assert_msg(h_queued(&C, 3, 0, DM_MSG_SEQ_QUERY) != NULL,
+	    "node3 dropped the rest of the snapshot it had begun taking");
+	C.hold = NULL;
+	await_ready(3, 300);
+	ck_assert_uint_eq(h_roster(&C, 3), 4);
+	for (int i = 0; i < 3; i++)
+		ck_assert_uint_eq(h_roster(&C, i), 4);
+}
+END_TEST
+
 START_TEST(test_removed_incarnation_restarts_to_join)
 {
 	/* Ricart-Agrawala 276216/9 (partition): n6 had removed n3's
@@ -1861,6 +1924,7 @@ membership_suite(void)
 	tcase_add_test(tc, test_syncing_node_suspects_a_silent_member);
 	tcase_add_test(tc, test_joiner_takes_newer_epoch_node_add);
 	tcase_add_test(tc, test_roster_is_one_sponsors_snapshot);
+	tcase_add_test(tc, test_candidate_snapshot_finishes_after_moving_on);
 	tcase_add_test(tc, test_removed_incarnation_restarts_to_join);
 	tcase_add_test(tc, test_refused_by_a_stuck_minority_restarts);
 	tcase_add_test(tc, test_refused_node_stays_when_its_refuser_dies);
