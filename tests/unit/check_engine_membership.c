@@ -1493,11 +1493,41 @@ START_TEST(test_node_add_after_leave_not_applied)
 }
 END_TEST
 
+/* A member's JOIN_REFUSED that names node1 as another sponsor to try. */
+static void
+refusal_naming_node1(struct dm_msg *hint)
+{
+	memset(hint, 0, sizeof(*hint));
+	hint->kind = DM_MSG_JOIN_REFUSED;
+	hint->arg = EAGAIN;
+	hint->flags = DM_MSG_F_MEMBER;
+	strcpy(hint->node, "node1");
+	hint->node_len = 5;
+	strcpy(hint->address, "127.0.0.1:2");
+	hint->address_len = (uint8_t)strlen(hint->address);
+}
+
 /* Holds the roster messages sent to node3 (test_roster_is_one_sponsors_snapshot). */
 static bool
 hold_rosters_to_node3(const struct h_packet *p)
 {
 	return p->to == 3 && (p->msg.kind == DM_MSG_ROSTER_ENTRY || p->msg.kind == DM_MSG_ROSTER_END);
+}
+
+/* Three members; node0 adds node3, whose snapshot (three ROSTER_ENTRYs and
+ * the ROSTER_END) is held back and returned in snap, in order. */
+static void
+node0_adds_node3_holding_its_snapshot(struct h_packet snap[4])
+{
+	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
+	C.hold = hold_rosters_to_node3;
+	h_join(&C, 3, 0, DM_FAILURE_MAJORITY, 1);
+	h_pump(&C);					/* node0 adds node3 */
+	ck_assert_uint_eq(h_roster(&C, 1), 4);
+	for (int k = 0; k < 3; k++)
+		snap[k] = unqueue(0, 3, DM_MSG_ROSTER_ENTRY);
+	snap[3] = unqueue(0, 3, DM_MSG_ROSTER_END);
+	ck_assert_uint_eq(snap[3].msg.arg, 3);
 }
 
 START_TEST(test_roster_is_one_sponsors_snapshot)
@@ -1510,29 +1540,13 @@ START_TEST(test_roster_is_one_sponsors_snapshot)
 	 * snapshot named.  Here node3 takes two of node0's three entries,
 	 * moves on to node1 (node0 names it), and gets node1's last entry
 	 * and its ROSTER_END: that is no roster; the next complete one is. */
-	struct h_packet e0, e1, f2, end1, p;
+	struct h_packet snap[4], f2, end1;
 	struct dm_msg hint;
 
-	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
-	C.hold = hold_rosters_to_node3;
-	h_join(&C, 3, 0, DM_FAILURE_MAJORITY, 1);
-	h_pump(&C);					/* node0 adds node3 */
-	ck_assert_uint_eq(h_roster(&C, 1), 4);
-	e0 = unqueue(0, 3, DM_MSG_ROSTER_ENTRY);
-	e1 = unqueue(0, 3, DM_MSG_ROSTER_ENTRY);
-	(void)unqueue(0, 3, DM_MSG_ROSTER_ENTRY);
-	p = unqueue(0, 3, DM_MSG_ROSTER_END);
-	ck_assert_uint_eq(p.msg.arg, 3);
-	inject(e0.from, e0.to, &e0.msg);
-	inject(e1.from, e1.to, &e1.msg);
-	memset(&hint, 0, sizeof(hint));
-	hint.kind = DM_MSG_JOIN_REFUSED;
-	hint.arg = EAGAIN;
-	hint.flags = DM_MSG_F_MEMBER;
-	strcpy(hint.node, "node1");
-	hint.node_len = 5;
-	strcpy(hint.address, "127.0.0.1:2");
-	hint.address_len = (uint8_t)strlen(hint.address);
+	node0_adds_node3_holding_its_snapshot(snap);
+	inject(snap[0].from, snap[0].to, &snap[0].msg);
+	inject(snap[1].from, snap[1].to, &snap[1].msg);
+	refusal_naming_node1(&hint);
 	inject(0, 3, &hint);				/* ask node1 next */
 	for (int k = 0; k < 100 && h_queued(&C, 1, 3, DM_MSG_ROSTER_END) == NULL; k++)
 		h_advance(&C, C.now + 50);		/* node1 sponsors it again */
@@ -1573,37 +1587,20 @@ START_TEST(test_candidate_snapshot_finishes_after_moving_on)
 	 * of node0's three entries, moves on to node1 (node0 named it), and
 	 * then gets the rest of node0's snapshot: that snapshot is whole, and
 	 * node3 syncs with it at once. */
-	struct h_packet e1, e2, end0, p;
+	struct h_packet snap[4];
 	struct dm_msg hint;
 
-	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
-	C.hold = hold_rosters_to_node3;
-	h_join(&C, 3, 0, DM_FAILURE_MAJORITY, 1);
-	h_pump(&C);					/* node0 adds node3 */
-	ck_assert_uint_eq(h_roster(&C, 1), 4);
-	p = unqueue(0, 3, DM_MSG_ROSTER_ENTRY);
-	e1 = unqueue(0, 3, DM_MSG_ROSTER_ENTRY);
-	e2 = unqueue(0, 3, DM_MSG_ROSTER_ENTRY);
-	end0 = unqueue(0, 3, DM_MSG_ROSTER_END);
-	ck_assert_uint_eq(end0.msg.arg, 3);
-	inject(p.from, p.to, &p.msg);
-	memset(&hint, 0, sizeof(hint));
-	hint.kind = DM_MSG_JOIN_REFUSED;
-	hint.arg = EAGAIN;
-	hint.flags = DM_MSG_F_MEMBER;
-	strcpy(hint.node, "node1");
-	hint.node_len = 5;
-	strcpy(hint.address, "127.0.0.1:2");
-	hint.address_len = (uint8_t)strlen(hint.address);
+	node0_adds_node3_holding_its_snapshot(snap);
+	inject(snap[0].from, snap[0].to, &snap[0].msg);
+	refusal_naming_node1(&hint);
 	C.hold = hold_node3_joins_and_rosters;
 	inject(0, 3, &hint);				/* node1 is a candidate too */
 	for (int k = 0; k < 100 && h_queued(&C, 3, 1, DM_MSG_JOIN) == NULL; k++)
 		h_advance(&C, C.now + 10);		/* the retry asks node1 */
 	ck_assert_ptr_nonnull(h_queued(&C, 3, 1, DM_MSG_JOIN));
 	ck_assert(!h_ready(&C, 3));
-	inject(e1.from, e1.to, &e1.msg);
-	inject(e2.from, e2.to, &e2.msg);
-	inject(end0.from, end0.to, &end0.msg);
+	for (int k = 1; k < 4; k++)
+		inject(snap[k].from, snap[k].to, &snap[k].msg);
 	/* Taken: it asks the members for their sequence numbers. */
 	ck_assert_msg(h_queued(&C, 3, 0, DM_MSG_SEQ_QUERY) != NULL,
 	    "node3 dropped the rest of the snapshot it had begun taking");
