@@ -126,6 +126,31 @@ vote_abandon(struct dm_engine *e)
 	broadcast(e, m);
 }
 
+/*
+ * Two probers proposed removal ballots at the same epoch: which of a and b
+ * wins (the other gives way)?  Both must answer alike, and the answer must
+ * change from one epoch to the next.  It used to be the larger name at
+ * every epoch; probers whose timers run in step tie round after round, and
+ * when the larger one could never win (its roster listed more silent
+ * members than the other's: an add by a sponsor removed mid-add reached it
+ * alone) the smaller, which could, gave way for ever (hierarchical
+ * 776716/13; test_probers_in_step_let_the_one_that_can_win_win).  Now the
+ * epoch's hash picks the larger or the smaller name, so among several tied
+ * probers one order holds at each epoch and either wins within a few
+ * rounds.
+ */
+static dm_slot_t
+tie_goes_to(const struct dm_engine *e, uint64_t epoch, dm_slot_t a, dm_slot_t b)
+{
+	uint64_t x = epoch + UINT64_C(0x9e3779b97f4a7c15);	/* splitmix64 */
+	bool larger = dm_roster_compare(e, a, b) > 0;
+
+	x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	x = (x ^ (x >> 27)) * UINT64_C(0x94d049bb133111eb);
+	x ^= x >> 31;
+	return (x & 1) == larger ? a : b;
+}
+
 /* Is peer the sponsor we ask now or one of the candidates we try in turn? */
 static bool
 is_sponsor_candidate(const struct dm_engine *e, const char *peer)
@@ -223,11 +248,12 @@ dm_membership_on_suspect(struct dm_engine *e, dm_slot_t from, const char *peer,
 	/* Ballot: agree only to an epoch above all we have seen or promised;
 	 * otherwise say which epoch the prober must exceed.  Two probers that
 	 * propose the same epoch at once would refuse each other for ever:
-	 * the one with the smaller name gives way (it drops its own vote, so
-	 * it can never decide that epoch itself). */
+	 * one gives way (it drops its own vote, so it can never decide that
+	 * epoch itself), chosen by tie_goes_to() from the epoch and the two
+	 * names, the same at both ends. */
 	bool tie = m->arg == e->promised_epoch && m->arg > e->epoch &&
 	    e->vote_subject != DM_SLOT_NONE && e->vote_epoch == m->arg &&
-	    dm_roster_compare(e, from, e->self) > 0;
+	    tie_goes_to(e, m->arg, from, e->self) == from;
 	if ((m->arg <= e->epoch || m->arg <= e->promised_epoch) && !tie)
 		agree = false;
 	/* Never help a node remove others while we stand by a vote to

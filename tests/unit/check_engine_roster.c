@@ -285,6 +285,41 @@ START_TEST(test_removal_epoch_is_a_ballot)
 }
 END_TEST
 
+START_TEST(test_probers_in_step_let_the_one_that_can_win_win)
+{
+	/* Hierarchical 776716/13 (partitions): the last two members suspect
+	 * the same silent node at the same instant, so they propose the same
+	 * ballot epoch, round after round.  A tie went to the larger name
+	 * every time, but that one's roster also listed a node added by a
+	 * sponsor removed mid-add, which never answers: it could never win,
+	 * and the smaller one, which could, always gave way.  Here node0's
+	 * NODE_ADD of node3 reaches node2 only, then node0 crashes and node3
+	 * never comes: node2 (four listed, two silent) cannot remove anyone
+	 * before node1 (three listed) removes node0. */
+	struct dm_msg m;
+
+	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
+	C.n = 4;			/* node3: addressable, no process */
+	snprintf(C.names[3], sizeof(C.names[3]), "node3");
+	C.down[3] = true;
+	h_subject_msg(&m, DM_MSG_NODE_ADD, "node3", 1);
+	m.serial = 1;
+	inject(0, 2, &m);		/* reaches node2 only */
+	ck_assert_uint_eq(h_roster(&C, 2), 4);
+	ck_assert_uint_eq(h_roster(&C, 1), 3);
+	C.down[0] = true;
+	/* Failure detection runs on demand: both want a lock. */
+	h_acquire(&C, 1, 1, "x", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_acquire(&C, 2, 2, "y", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	for (int k = 0; k < 600 && (h_roster(&C, 1) != 2 || h_roster(&C, 2) != 2); k++)
+		h_advance(&C, C.now + 100);
+	ck_assert_msg(h_roster(&C, 1) == 2 && h_roster(&C, 2) == 2,
+	    "60 s on, node1 lists %zu and node2 %zu", h_roster(&C, 1), h_roster(&C, 2));
+	await_grant(1, 100);
+	await_grant(2, 100);
+}
+END_TEST
+
 START_TEST(test_prober_retries_above_refused_ballot)
 {
 	/* A voter that promised a higher epoch elsewhere refuses; the prober
@@ -597,6 +632,7 @@ roster_suite(void)
 	tcase_add_test(tc, test_node_add_from_non_member_ignored);
 	tcase_add_test(tc, test_no_lone_decision_right_after_freeze);
 	tcase_add_test(tc, test_stale_join_never_erases_live_member);
+	tcase_add_test(tc, test_probers_in_step_let_the_one_that_can_win_win);
 	suite_add_tcase(s, tc);
 	return s;
 }
