@@ -23,6 +23,7 @@
 
 #include <event2/buffer.h>
 
+#include "dm_types.h"
 #include "dmlockd/accept_guard.h"
 #include "dmlockd/config_file.h"
 #include "dmlockd/log.h"
@@ -58,11 +59,10 @@ ms_to_timeval(dm_msec_t ms)
 static uint64_t
 rng_next(struct peer_transport *t)
 {
-	uint64_t z = (t->rng += 0x9e3779b97f4a7c15ULL);
+	uint64_t z = t->rng;
 
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
+	t->rng += DM_MIX64_GAMMA;
+	return dm_mix64(z);
 }
 
 void

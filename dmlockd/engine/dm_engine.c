@@ -303,6 +303,10 @@ dm_engine_new(const struct dm_engine_config *cfg, struct dm_engine **ret)
 	 * (dmlock-sim --seed 1440 --nodes 1: the removal reused epoch 17,
 	 * in which the old incarnation had granted higher tokens). */
 	e->floor_stored = cfg->epoch_floor;
+	r = dm_record_load(e, &cfg->last_record);
+	if (r < 0)
+		goto fail;
+	r = -EINVAL;
 	if (cfg->sponsor == NULL) {
 		e->epoch = cfg->epoch_floor;
 	} else {
@@ -622,6 +626,7 @@ dm_engine_step(struct dm_engine *e, const struct dm_event *ev, dm_effect_fn *emi
 	run_timers(e);
 	free_idle_locks(e);
 	dm_floor_persist(e);
+	dm_record_roster(e);
 	e->emit = NULL;
 	e->emit_ctx = NULL;
 	return r;
@@ -646,6 +651,7 @@ dm_engine_get_stats(const struct dm_engine *e, struct dm_engine_stats *ret)
 	ret->locks_held_local = e->held_local;
 	ret->waiters_local = e->waiting_local;
 	ret->epoch = e->epoch;
+	ret->roster_label = e->roster_epoch;
 	ret->ready = dm_roster_ready(e);
 }
 

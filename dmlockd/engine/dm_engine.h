@@ -31,6 +31,30 @@ struct dm_peer_spec {
 	const char	*address;	/* opaque to the engine: "host:port" */
 };
 
+/*
+ * What a node's earlier processes agreed to about membership, kept on disk
+ * (DM_FX_PERSIST_RECORD) so that a restarted process, which remembers
+ * nothing else, never helps a node that its earlier process saw removed
+ * rebuild a cluster beside the one that removed it (dm_membership_vote.c,
+ * "the membership record"):
+ *  - the last roster it applied as an active member: its label (the epoch
+ *    of its newest removal) and its member names;
+ *  - the removals it agreed to as a voter whose outcome that roster does
+ *    not show yet: the subject's name and the ballot epoch.
+ */
+struct dm_agreed_removal {
+	const char	*name;
+	uint64_t	 ballot;
+};
+
+struct dm_member_record {
+	uint64_t	 label;			/* 0 with no names: no roster */
+	const char *const *names;
+	size_t		 n_names;
+	const struct dm_agreed_removal *removals;
+	size_t		 n_removals;
+};
+
 struct dm_engine_config {
 	const char	*self;			/* this node's roster name */
 	const char	*self_address;		/* how peers reach this node */
@@ -76,6 +100,11 @@ struct dm_engine_config {
 	 * granted or saw: fencing tokens never go backwards across a restart,
 	 * even of the whole cluster.  -ERANGE from 2^23 up. */
 	uint64_t	 epoch_floor;
+	/* The last DM_FX_PERSIST_RECORD of an earlier process on this node
+	 * (all zero: none), its membership record: see struct
+	 * dm_member_record.  -EINVAL for an invalid name, -E2BIG for more
+	 * than DM_NODES_MAX names or removals. */
+	struct dm_member_record last_record;
 };
 
 /* Negative controls: each makes the engine wrong in one known way so a test
@@ -154,6 +183,9 @@ enum dm_effect_type {
 	DM_FX_PERSIST,		/* store u.persist.floor durably before handling the
 				 * effects that follow; pass it back as
 				 * dm_engine_config.epoch_floor at the next start */
+	DM_FX_PERSIST_RECORD,	/* store u.record durably (replacing the last one)
+				 * before handling the effects that follow; pass it
+				 * back as dm_engine_config.last_record */
 };
 
 enum dm_log_level {
@@ -209,6 +241,7 @@ struct dm_effect {
 			uint64_t	 floor;		/* 1 + the highest epoch this node
 							 * has granted in or seen */
 		} persist;
+		struct dm_member_record record;	/* borrowed for the call */
 	} u;
 };
 
@@ -244,6 +277,7 @@ struct dm_engine_stats {
 	size_t		 locks_held_local;	/* grants to local clients */
 	size_t		 waiters_local;
 	uint64_t	 epoch;			/* roster epoch */
+	uint64_t	 roster_label;		/* the epoch of the roster's newest removal */
 	bool		 ready;
 };
 void dm_engine_get_stats(const struct dm_engine *engine, struct dm_engine_stats *ret);

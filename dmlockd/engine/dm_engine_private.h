@@ -292,6 +292,22 @@ struct dm_engine {
 	/* Fencing tokens. */
 	uint64_t	 token_hw;	/* highest token granted or seen */
 	uint64_t	 floor_stored;	/* the last DM_FX_PERSIST floor (or the config's) */
+	/* The membership record (dm_member_record.c): the config's until this
+	 * process is an active member (mine), then this process's own. */
+	struct dm_record {
+		uint64_t	 label;
+		size_t		 n_names;
+		char		 names[DM_NODES_MAX][DM_NODE_NAME_MAX + 1];
+		size_t		 n_removals;
+		struct {
+			char	 name[DM_NODE_NAME_MAX + 1];
+			uint64_t ballot;
+		}		 removals[DM_NODES_MAX];
+		uint64_t	 digest;	/* dm_roster_digest() of names, when mine */
+		bool		 mine;
+		dm_msec_t	 refusal_logged_at;	/* the last warning of a refusal */
+		bool		 refusal_logged;
+	}		 record;
 	uint64_t	 epoch_at_ready;	/* a joiner's floor: its epoch once a member */
 
 	/* Leases (majority policy). */
@@ -364,6 +380,11 @@ void		 dm_lock_maybe_free(struct dm_engine *e, struct dm_lock *l);
 void		 dm_token_observe(struct dm_engine *e, uint64_t token);
 /* Emit DM_FX_PERSIST if max(epoch, token_hw's epoch) grew past the stored floor. */
 void		 dm_floor_persist(struct dm_engine *e);
+int		 dm_record_load(struct dm_engine *e, const struct dm_member_record *r);
+void		 dm_record_roster(struct dm_engine *e);
+int		 dm_record_agree(struct dm_engine *e, const char *subject, uint64_t ballot);
+bool		 dm_record_saw_removed(const struct dm_engine *e, const char *peer,
+		    uint64_t label);
 uint64_t	 dm_msg_sender_incarnation(const struct dm_msg *m);
 bool		 dm_lease_needed(const struct dm_engine *e);
 bool		 dm_lease_valid(const struct dm_engine *e);

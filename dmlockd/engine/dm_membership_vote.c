@@ -142,13 +142,30 @@ vote_abandon(struct dm_engine *e)
 static dm_slot_t
 tie_goes_to(const struct dm_engine *e, uint64_t epoch, dm_slot_t a, dm_slot_t b)
 {
-	uint64_t x = epoch + UINT64_C(0x9e3779b97f4a7c15);	/* splitmix64 */
 	bool larger = dm_roster_compare(e, a, b) > 0;
 
-	x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	x = (x ^ (x >> 27)) * UINT64_C(0x94d049bb133111eb);
-	x ^= x >> 31;
-	return (x & 1) == larger ? a : b;
+	return (dm_mix64(epoch) & 1) == larger ? a : b;
+}
+
+/* Refusing a prober by the membership record can leave a cluster without
+ * a way on (every member of the cluster that removed the prober crashed
+ * while it was cut off): say so, once a minute at most. */
+static void
+warn_record_refusal(struct dm_engine *e, const char *peer)
+{
+	struct dm_record *rec = &e->record;
+	struct dm_effect fx = { .type = DM_FX_LOG };
+
+	if (rec->refusal_logged && e->now < rec->refusal_logged_at + 60000)
+		return;
+	rec->refusal_logged = true;
+	rec->refusal_logged_at = e->now;
+	fx.u.log.level = DM_LOG_WARNING;
+	fx.u.log.text = "refusing to help this peer rebuild its roster: an earlier process of this "
+	    "node saw it removed (the membership record in the state directory); if the cluster "
+	    "that removed it is gone for good, see dmlockd(8), RECOVERY";
+	fx.u.log.peer = peer;
+	dm_emit(e, &fx);
 }
 
 /* Is peer the sponsor we ask now or one of the candidates we try in turn? */
@@ -231,6 +248,13 @@ dm_membership_on_suspect(struct dm_engine *e, dm_slot_t from, const char *peer,
 		 * able to remove them, seed 2947/4, crashes.) */
 		if (m->epoch < e->member_epoch && e->now < e->member_epoch_at + fail_silence(e))
 			agree = false;
+		/* The membership record (dm_member_record.c): never help a
+		 * prober that an earlier process of ours saw removed (or
+		 * agreed to remove) rebuild its stale roster, seed 1952/5. */
+		if (dm_record_saw_removed(e, peer, m->roster_epoch)) {
+			agree = false;
+			warn_record_refusal(e, peer);
+		}
 		if (agree) {
 			e->promised_epoch = m->arg;
 			if (e->vote_subject != DM_SLOT_NONE)
@@ -268,6 +292,12 @@ dm_membership_on_suspect(struct dm_engine *e, dm_slot_t from, const char *peer,
 		if (j != from && e->nodes[j].joined_vote_subject == from)
 			veto = true;
 	if (veto)
+		agree = false;
+	/* Our agreement goes on disk before the vote leaves: a later process
+	 * of ours must not help the subject rebuild the roster it is being
+	 * removed from (dm_member_record.c).  (Not about an incarnation
+	 * already replaced: its name now belongs to a live member.) */
+	if (agree && s != DM_SLOT_NONE && !replaced && dm_record_agree(e, e->nodes[s].name, m->arg) < 0)
 		agree = false;
 	if (agree) {
 		e->promised_epoch = m->arg;

@@ -276,16 +276,10 @@ dm_roster_digest(const struct dm_engine *e)
 	uint64_t sum = 0;
 
 	for (size_t i = 0; i < e->slot_limit; i++) {
-		uint64_t z;
-
 		if (!e->nodes[i].used)
 			continue;
-		/* splitmix64's finaliser over the name's hash and length */
-		z = ((uint64_t)e->nodes[i].name_hash << 8 | e->nodes[i].name_len) +
-		    0x9e3779b97f4a7c15ull;
-		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-		z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-		sum += z ^ (z >> 31);
+		/* the name's hash and length, mixed */
+		sum += dm_mix64((uint64_t)e->nodes[i].name_hash << 8 | e->nodes[i].name_len);
 	}
 	return sum;
 }

@@ -35,4 +35,18 @@ enum dm_mode {
 bool dm_lock_name_valid(const char *name, size_t len);
 bool dm_node_name_valid(const char *name, size_t len);
 
+/* splitmix64's finaliser (Steele, Lea and Flood, "Fast splittable
+ * pseudorandom number generators", 2014) on x + its gamma: a well-mixed
+ * 64-bit hash of x.  dm_mix64(s) with s stepping by the gamma is the
+ * splitmix64 generator. */
+#define DM_MIX64_GAMMA	UINT64_C(0x9e3779b97f4a7c15)
+static inline uint64_t
+dm_mix64(uint64_t x)
+{
+	x += DM_MIX64_GAMMA;
+	x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	x = (x ^ (x >> 27)) * UINT64_C(0x94d049bb133111eb);
+	return x ^ (x >> 31);
+}
+
 #endif /* DM_TYPES_H */

@@ -16,7 +16,7 @@ libdmengine_la_SOURCES = \
 	dmlockd/engine/dm_membership_private.h dmlockd/engine/dm_membership.c \
 	dmlockd/engine/dm_membership_join.c dmlockd/engine/dm_membership_sponsor.c \
 	dmlockd/engine/dm_membership_leave.c dmlockd/engine/dm_membership_failure.c \
-	dmlockd/engine/dm_membership_vote.c \
+	dmlockd/engine/dm_membership_vote.c dmlockd/engine/dm_member_record.c \
 	dmlockd/engine/dm_lease.c \
 	dmlockd/engine/dm_describe.c \
 	dmlockd/engine/algo_ricart.c
@@ -54,6 +54,11 @@ tests_unit_check_engine_pending_removals_SOURCES = tests/unit/check_engine_pendi
 	tests/unit/engine_harness.h
 tests_unit_check_engine_pending_removals_CFLAGS = $(ENGINE_CHECK_CFLAGS)
 tests_unit_check_engine_pending_removals_LDADD = $(ENGINE_CHECK_LDADD)
+check_PROGRAMS += tests/unit/check_engine_record
+TESTS += tests/unit/check_engine_record
+tests_unit_check_engine_record_SOURCES = tests/unit/check_engine_record.c tests/unit/engine_harness.h
+tests_unit_check_engine_record_CFLAGS = $(ENGINE_CHECK_CFLAGS)
+tests_unit_check_engine_record_LDADD = $(ENGINE_CHECK_LDADD)
 check_PROGRAMS += tests/unit/check_engine_floor
 TESTS += tests/unit/check_engine_floor
 tests_unit_check_engine_floor_SOURCES = tests/unit/check_engine_floor.c tests/unit/engine_harness.h

@@ -96,6 +96,19 @@ fz_effect(void *ctx, const struct dm_effect *fx)
 		if ((c = fz_client(st, fx->u.lost.handle)) != NULL)
 			c->used = c->waiting = c->holding = false;
 		break;
+	case DM_FX_PERSIST_RECORD:
+		/* What the daemon stores must read back at the next start:
+		 * dm_engine_new() refuses invalid names and oversized lists. */
+		if (fx->u.record.n_names > DM_NODES_MAX || fx->u.record.n_removals > DM_NODES_MAX)
+			abort();
+		for (size_t i = 0; i < fx->u.record.n_names; i++)
+			if (!dm_node_name_valid(fx->u.record.names[i], strlen(fx->u.record.names[i])))
+				abort();
+		for (size_t i = 0; i < fx->u.record.n_removals; i++)
+			if (!dm_node_name_valid(fx->u.record.removals[i].name,
+			    strlen(fx->u.record.removals[i].name)))
+				abort();
+		break;
 	default:
 		break;
 	}

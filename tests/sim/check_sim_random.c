@@ -134,6 +134,7 @@ static const struct regression {
 	{ 618871, 8, SIM_F_PAUSE },	/* cancelled stale add erased a live member */
 	{ 91577, 10, SIM_F_LEAVE }, { 596932, 5, SIM_F_LEAVE },	/* sole sponsor left */
 	{ 1533, 6, SIM_F_ALL },		/* removed node rebuilt a cluster from restarted ones */
+	{ 1952, 5, SIM_F_ALL },		/* the same, past the epoch rule: membership record */
 	{ 643989, 6, SIM_F_PAUSE },	/* own removal announced by a removed prober */
 	{ 681916, 13, SIM_F_PAUSE },	/* bound counted from a withdrawn shared request */
 	{ 332229, 6, SIM_F_PARTITION },	/* a dead incarnation's late JOIN condemned the live one */

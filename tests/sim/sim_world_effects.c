@@ -317,6 +317,27 @@ sw_on_effect(void *ctx, const struct dm_effect *fx)
 		if (fx->u.persist.floor > nd->disk_floor)
 			nd->disk_floor = fx->u.persist.floor;
 		break;
+	case DM_FX_PERSIST_RECORD: {
+		const struct dm_member_record *r = &fx->u.record;
+
+		TRACE(w, "%s: PERSIST record label %" PRIu64 ", %zu names, %zu removals", nd->name,
+		    r->label, r->n_names, r->n_removals);
+		/* Every name is one of the world's: a record longer than the
+		 * world is an engine bug, not something to cut short. */
+		if (r->n_names > SIM_NODES_MAX || r->n_removals > SIM_NODES_MAX)
+			abort();
+		nd->disk_label = r->label;
+		nd->disk_n_names = r->n_names;
+		for (size_t i = 0; i < r->n_names; i++)
+			snprintf(nd->disk_names[i], sizeof(nd->disk_names[i]), "%s", r->names[i]);
+		nd->disk_n_removals = r->n_removals;
+		for (size_t i = 0; i < r->n_removals; i++) {
+			snprintf(nd->disk_removed[i], sizeof(nd->disk_removed[i]), "%s",
+			    r->removals[i].name);
+			nd->disk_ballot[i] = r->removals[i].ballot;
+		}
+		break;
+	}
 	case DM_FX_LEFT:
 		TRACE(w, "%s: LEFT", nd->name);
 		nd->left = true;

@@ -97,9 +97,59 @@ live_count(const struct sim_world *w)
 	return k;
 }
 
+struct roster_search {
+	const char	*name;
+	bool		 found;
+};
+
+static void
+roster_search_visit(void *ctx, const char *name, const char *address, bool is_self, bool link_up)
+{
+	struct roster_search *rs = ctx;
+
+	(void)address, (void)is_self, (void)link_up;
+	if (strcmp(name, rs->name) == 0)
+		rs->found = true;
+}
+
+static uint64_t
+roster_label(const struct sim_node *nd)
+{
+	struct dm_engine_stats st;
+
+	dm_engine_get_stats(nd->eng, &st);
+	return st.roster_label;
+}
+
+/* Is ready node i a member of the cluster, not only in its own eyes?  Not
+ * if a ready node with a newer roster (a higher label) no longer lists it:
+ * removed while cut off or paused, it has not heard of it yet. */
+static bool
+current_member(const struct sim_world *w, unsigned i)
+{
+	uint64_t label = roster_label(&w->nodes[i]);
+
+	for (unsigned j = 0; j < w->n_slots; j++) {
+		struct roster_search rs = { .name = w->nodes[i].name };
+
+		if (j == i || !w->nodes[j].exists || !w->nodes[j].ready ||
+		    roster_label(&w->nodes[j]) <= label)
+			continue;
+		dm_engine_visit_roster(w->nodes[j].eng, roster_search_visit, &rs);
+		if (!rs.found)
+			return false;
+	}
+	return true;
+}
+
 /* Ready members other than n: a crash or leave must leave one to sponsor
  * the others' rejoin (losing every member is a cluster-wide outage, outside
- * the failure model; nobody would be left to admit anyone). */
+ * the failure model; nobody would be left to admit anyone).  A node removed
+ * while cut off that has not heard of it yet is not one: the members that
+ * removed it all crashing is such an outage too -- their restarted
+ * processes refuse to let it rebuild its old roster (the membership
+ * record, dmlockd/engine/dm_member_record.c), and nobody else can admit
+ * them. */
 static unsigned
 other_ready(const struct sim_world *w, int n)
 {
@@ -107,7 +157,7 @@ other_ready(const struct sim_world *w, int n)
 
 	for (unsigned i = 0; i < w->n_slots; i++)
 		k += (int)i != n && w->nodes[i].exists && w->nodes[i].ready &&
-		    !w->nodes[i].leaving;
+		    !w->nodes[i].leaving && current_member(w, i);
 	return k;
 }
 

@@ -126,9 +126,23 @@ sw_node_start(struct sim_world *w, int n, bool initial)
 		.group_size = w->cfg.group_size,
 		.epoch_floor = nd->disk_floor,
 	};
+	const char *disk_names[SIM_NODES_MAX];
+	struct dm_agreed_removal disk_removals[SIM_NODES_MAX];
 	size_t np = 0;
 	int sponsor_index = -1;
 	int r;
+
+	for (size_t i = 0; i < nd->disk_n_names; i++)
+		disk_names[i] = nd->disk_names[i];
+	for (size_t i = 0; i < nd->disk_n_removals; i++)
+		disk_removals[i] = (struct dm_agreed_removal){ nd->disk_removed[i], nd->disk_ballot[i] };
+	cfg.last_record = (struct dm_member_record){
+		.label = nd->disk_label,
+		.names = disk_names,
+		.n_names = nd->disk_n_names,
+		.removals = disk_removals,
+		.n_removals = nd->disk_n_removals,
+	};
 
 	if (initial) {
 		for (unsigned i = 0; i < w->cfg.nodes; i++) {

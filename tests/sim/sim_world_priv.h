@@ -92,6 +92,12 @@ struct sim_node {
 	int		 sponsor;	/* the sponsor it was started with, -1 none */
 	uint64_t	 incarnation;
 	uint64_t	 disk_floor;	/* last DM_FX_PERSIST: the disk survives crashes */
+	/* last DM_FX_PERSIST_RECORD (names are the world's node names) */
+	uint64_t	 disk_label;
+	size_t		 disk_n_names, disk_n_removals;
+	char		 disk_names[SIM_NODES_MAX][DM_NODE_NAME_MAX + 1];
+	char		 disk_removed[SIM_NODES_MAX][DM_NODE_NAME_MAX + 1];
+	uint64_t	 disk_ballot[SIM_NODES_MAX];
 	sim_time_t	 resume_at;
 	/* Host clock (CLOCK_BOOTTIME): local_us = base_local + (t - base_real)(1 + ppm/1e6). */
 	int64_t		 ppm;

@@ -32,6 +32,16 @@ struct h_fx {
 	uint8_t		kind;
 };
 
+/* A node's disk: its last DM_FX_PERSIST_RECORD. */
+#define H_RECORD_MAX	16
+struct h_record {
+	uint64_t	label;
+	size_t		n_names, n_removals;
+	char		names[H_RECORD_MAX][DM_NODE_NAME_MAX + 1];
+	char		removed[H_RECORD_MAX][DM_NODE_NAME_MAX + 1];
+	uint64_t	ballot[H_RECORD_MAX];
+};
+
 struct h_packet {
 	int		from, to;
 	struct dm_msg	msg;
@@ -57,6 +67,7 @@ struct h_cluster {
 	 * in sent_lease_refusals instead: sent_kind[] counts acks given. */
 	size_t		 sent_kind[256];
 	size_t		 sent_lease_refusals;
+	struct h_record	 record[H_NODES];	/* survives h_join's restarts */
 };
 
 static inline int
@@ -124,6 +135,23 @@ h_emit(void *ctx, const struct dm_effect *fx)
 	case DM_FX_PERSIST:
 		r->token = fx->u.persist.floor;
 		break;
+	case DM_FX_PERSIST_RECORD: {
+		struct h_record *d = &c->record[c->stepping];
+		const struct dm_member_record *rec = &fx->u.record;
+
+		ck_assert_uint_le(rec->n_names, H_RECORD_MAX);
+		ck_assert_uint_le(rec->n_removals, H_RECORD_MAX);
+		d->label = rec->label;
+		d->n_names = rec->n_names;
+		for (size_t i = 0; i < rec->n_names; i++)
+			snprintf(d->names[i], sizeof(d->names[i]), "%s", rec->names[i]);
+		d->n_removals = rec->n_removals;
+		for (size_t i = 0; i < rec->n_removals; i++) {
+			snprintf(d->removed[i], sizeof(d->removed[i]), "%s", rec->removals[i].name);
+			d->ballot[i] = rec->removals[i].ballot;
+		}
+		break;
+	}
 	default:
 		break;
 	}
@@ -190,6 +218,7 @@ h_init_with(struct h_cluster *c, int n, const struct dm_engine_config *tmpl)
 		cfg.test_breakage = tmpl->test_breakage;
 		cfg.request_timeout_ms = tmpl->request_timeout_ms;
 		cfg.probe_timeout_ms = tmpl->probe_timeout_ms;
+		cfg.last_record = tmpl->last_record;
 		ck_assert_int_eq(dm_engine_new(&cfg, &c->e[i]), 0);
 		struct dm_event ev = { .type = DM_EV_TICK };
 		ck_assert_int_eq(h_step(c, i, &ev), 0);
@@ -204,13 +233,17 @@ h_init(struct h_cluster *c, int n, enum dm_failure_policy policy, uint32_t break
 	    .test_breakage = breakage });
 }
 
-/* Start (or restart with a new incarnation) node i as a joiner through sponsor. */
+/* Start (or restart with a new incarnation) node i as a joiner through
+ * sponsor; from_disk: with the membership record node i stored last. */
 static inline void
-h_join(struct h_cluster *c, int i, int sponsor, enum dm_failure_policy policy,
-    uint64_t incarnation)
+h_join_from(struct h_cluster *c, int i, int sponsor, enum dm_failure_policy policy,
+    uint64_t incarnation, bool from_disk)
 {
 	struct dm_engine_config cfg;
 	struct dm_peer_spec sp = { .name = c->names[sponsor], .address = "127.0.0.1:2" };
+	const struct h_record *d = &c->record[i];
+	const char *names[H_RECORD_MAX];
+	struct dm_agreed_removal removals[H_RECORD_MAX];
 
 	if (i >= c->n) {
 		c->n = i + 1;
@@ -222,9 +255,24 @@ h_join(struct h_cluster *c, int i, int sponsor, enum dm_failure_policy policy,
 	cfg.failure_policy = policy;
 	cfg.incarnation = incarnation;
 	cfg.sponsor = &sp;
+	if (from_disk) {
+		for (size_t j = 0; j < d->n_names; j++)
+			names[j] = d->names[j];
+		for (size_t j = 0; j < d->n_removals; j++)
+			removals[j] = (struct dm_agreed_removal){ d->removed[j], d->ballot[j] };
+		cfg.last_record = (struct dm_member_record){ .label = d->label, .names = names,
+		    .n_names = d->n_names, .removals = removals, .n_removals = d->n_removals };
+	}
 	ck_assert_int_eq(dm_engine_new(&cfg, &c->e[i]), 0);
 	struct dm_event ev = { .type = DM_EV_TICK };
 	ck_assert_int_eq(h_step(c, i, &ev), 0);
+}
+
+static inline void
+h_join(struct h_cluster *c, int i, int sponsor, enum dm_failure_policy policy,
+    uint64_t incarnation)
+{
+	h_join_from(c, i, sponsor, policy, incarnation, false);
 }
 
 static inline size_t

@@ -1,0 +1,176 @@
+/*
+ * dm_member_record.c: the membership record (struct dm_member_record in
+ * dm_engine.h) -- what this node's processes agreed to about membership,
+ * kept on disk because a restarted process remembers nothing else: the
+ * last roster applied as an active member, and the removals agreed to as
+ * a voter that that roster does not show yet.  Loading it at start,
+ * storing it (DM_FX_PERSIST_RECORD) before anything can depend on it, and
+ * judging by it whether a prober is a node this node saw removed.
+ *
+ * Why (dmlock-sim --seed 1952 --nodes 5, every fault kind): a node removed
+ * while cut off, whose listed members all crashed meanwhile, rebuilt a
+ * majority of its stale roster from their restarted incarnations, which
+ * vote for their old slots' removal without remembering that their old
+ * incarnations had agreed to remove the prober; it then granted beside
+ * the cluster that removed it.  The rule (dm_membership_on_suspect()): a
+ * process that is not a member helps no prober that its record says was
+ * removed -- one missing from the recorded roster at a label above the
+ * prober's, or the subject of a recorded agreement at a ballot above the
+ * prober's label.  Sketch of why it closes the hole: the removal of P at
+ * ballot b was agreed by a majority Q of the roster R it was decided in,
+ * and every voter in Q recorded (P, b) before its vote left.  A roster
+ * that P can still use (label below b) is R or older; if it is R, every
+ * majority of it meets Q, and a member of Q refuses P: a live one does
+ * not list P (or stands by its promise), a restarted one by its record
+ * (pruned only once it applied a roster at a label >= b, which then
+ * omits P or re-admitted it).  NOTES.md, "Session 24", has the rest
+ * (older rosters, and the outages this costs).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "dm_engine_private.h"
+
+static bool
+name_ok(const char *name)
+{
+	return name != NULL && dm_node_name_valid(name, strlen(name));
+}
+
+int
+dm_record_load(struct dm_engine *e, const struct dm_member_record *r)
+{
+	struct dm_record *rec = &e->record;
+
+	if (r->n_names > DM_NODES_MAX || r->n_removals > DM_NODES_MAX)
+		return -E2BIG;
+	if ((r->n_names > 0 && r->names == NULL) || (r->n_removals > 0 && r->removals == NULL))
+		return -EINVAL;
+	for (size_t i = 0; i < r->n_names; i++) {
+		if (!name_ok(r->names[i]))
+			return -EINVAL;
+		strcpy(rec->names[i], r->names[i]);
+	}
+	for (size_t i = 0; i < r->n_removals; i++) {
+		if (!name_ok(r->removals[i].name))
+			return -EINVAL;
+		strcpy(rec->removals[i].name, r->removals[i].name);
+		rec->removals[i].ballot = r->removals[i].ballot;
+	}
+	rec->label = r->label;
+	rec->n_names = r->n_names;
+	rec->n_removals = r->n_removals;
+	return 0;
+}
+
+static void
+record_emit(struct dm_engine *e)
+{
+	const struct dm_record *rec = &e->record;
+	const char *names[DM_NODES_MAX];
+	struct dm_agreed_removal removals[DM_NODES_MAX];
+	struct dm_effect fx = { .type = DM_FX_PERSIST_RECORD };
+
+	for (size_t i = 0; i < rec->n_names; i++)
+		names[i] = rec->names[i];
+	for (size_t i = 0; i < rec->n_removals; i++)
+		removals[i] = (struct dm_agreed_removal){ rec->removals[i].name,
+		    rec->removals[i].ballot };
+	fx.u.record = (struct dm_member_record){
+		.label = rec->label,
+		.names = names,
+		.n_names = rec->n_names,
+		.removals = removals,
+		.n_removals = rec->n_removals,
+	};
+	dm_emit(e, &fx);
+}
+
+/*
+ * At the end of every step: an active member whose roster changed (label
+ * or names) since the record was last stored stores it again, dropping
+ * the agreed removals its label now covers.  The step's messages leave
+ * the process only after the step (the daemon's transport writes from the
+ * event loop), so none of them can show a roster the disk does not have.
+ */
+void
+dm_record_roster(struct dm_engine *e)
+{
+	struct dm_record *rec = &e->record;
+	uint64_t digest;
+	size_t kept = 0;
+
+	if (e->membership != DM_MEMBER_ACTIVE || e->emit == NULL)
+		return;
+	/* A process that starts as a member of the configured static roster
+	 * (label 0) knows less than the record of an earlier one at a higher
+	 * label: keep that until this roster is at least as new. */
+	if (!rec->mine && e->roster_epoch < rec->label)
+		return;
+	digest = dm_roster_digest(e);
+	if (rec->mine && rec->label == e->roster_epoch && rec->digest == digest)
+		return;
+	rec->mine = true;
+	rec->label = e->roster_epoch;
+	rec->digest = digest;
+	rec->n_names = 0;
+	for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
+	    j = dm_roster_next(e, j))
+		strcpy(rec->names[rec->n_names++], e->nodes[j].name);
+	for (size_t i = 0; i < rec->n_removals; i++)
+		if (rec->removals[i].ballot > rec->label)
+			rec->removals[kept++] = rec->removals[i];
+	rec->n_removals = kept;
+	record_emit(e);
+}
+
+/*
+ * As a voter, we agree that subject be removed at ballot: store that
+ * before the vote leaves.  -ENOSPC when the record has no room (a removal
+ * per name, at most DM_NODES_MAX names pending): the caller refuses.
+ */
+int
+dm_record_agree(struct dm_engine *e, const char *subject, uint64_t ballot)
+{
+	struct dm_record *rec = &e->record;
+	size_t i;
+
+	for (i = 0; i < rec->n_removals; i++)
+		if (strcmp(rec->removals[i].name, subject) == 0)
+			break;
+	if (i == rec->n_removals) {
+		if (i == DM_NODES_MAX)
+			return -ENOSPC;
+		strcpy(rec->removals[i].name, subject);
+		rec->removals[i].ballot = 0;
+		rec->n_removals++;
+	}
+	if (rec->removals[i].ballot >= ballot)
+		return 0;
+	rec->removals[i].ballot = ballot;
+	record_emit(e);
+	return 0;
+}
+
+/*
+ * Did an earlier process of this node (or this one, as a member) see the
+ * prober peer, whose roster label is label, removed: missing from the
+ * recorded roster at a higher label, or the subject of a removal agreed
+ * to at a higher ballot?  A prober that roster still lists may merely lag
+ * behind (a survivor whose peers all crashed, seed 2947/4): not refused.
+ */
+bool
+dm_record_saw_removed(const struct dm_engine *e, const char *peer, uint64_t label)
+{
+	const struct dm_record *rec = &e->record;
+	bool listed = false;
+
+	for (size_t i = 0; i < rec->n_removals; i++)
+		if (strcmp(rec->removals[i].name, peer) == 0 && label < rec->removals[i].ballot)
+			return true;
+	if (rec->n_names == 0 || label >= rec->label)
+		return false;
+	for (size_t i = 0; i < rec->n_names && !listed; i++)
+		listed = strcmp(rec->names[i], peer) == 0;
+	return !listed;
+}
