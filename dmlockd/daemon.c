@@ -36,7 +36,7 @@ struct dmd_daemon {
 	void			*transport_ctx;
 	void			(*state_hook)(void *ctx, enum dm_effect_type type);
 	void			*state_ctx;
-	struct state_dir	*state_dir;	/* NULL: floors are not stored */
+	struct state_dir	*state_dir;	/* NULL: floors and records are not stored */
 	dm_msec_t		 last_now;
 	int			 halt_status;	/* > 0: dmd_daemon_halt() was called */
 
@@ -159,6 +159,28 @@ daemon_persist_floor(struct dmd_daemon *d, uint64_t floor)
 	log_debug("epoch floor %llu stored", (unsigned long long)floor);
 }
 
+/* The engine needs its membership record on disk before the effects that
+ * follow it (a vote for a removal, a roster applied).  If it cannot be
+ * stored, a later process could help a node this one saw removed rebuild
+ * its old roster: stop now, like daemon_persist_floor(). */
+static void
+daemon_persist_record(struct dmd_daemon *d, const struct dm_member_record *record)
+{
+	if (d->state_dir == NULL) {
+		log_debug("no state directory: membership record (label %llu) not stored",
+		    (unsigned long long)record->label);
+		return;
+	}
+	if (state_dir_store_record(d->state_dir, record) < 0) {
+		log_error("cannot store the membership record in %s: stopping, so that a restarted"
+		    " process cannot help a node this one saw removed rebuild its old roster",
+		    d->state_dir->path);
+		exit(EXIT_FAILURE);
+	}
+	log_debug("membership record stored (label %llu, %zu members, %zu agreed removals)",
+	    (unsigned long long)record->label, record->n_names, record->n_removals);
+}
+
 /* The effect callback: runs inside dm_engine_step(), never steps. */
 static void
 daemon_effect(void *ctx, const struct dm_effect *fx)
@@ -168,8 +190,10 @@ daemon_effect(void *ctx, const struct dm_effect *fx)
 
 	/* Halted in this step: the process is as good as dead, nothing it
 	 * would still say may leave it.  A floor is stored anyway (a higher
-	 * floor is always safe). */
-	if (d->halt_status != 0 && fx->type != DM_FX_LOG && fx->type != DM_FX_PERSIST) {
+	 * floor is always safe), and so is a membership record (what the
+	 * engine has agreed to must be remembered by the next process). */
+	if (d->halt_status != 0 && fx->type != DM_FX_LOG && fx->type != DM_FX_PERSIST &&
+	    fx->type != DM_FX_PERSIST_RECORD) {
 		log_debug("halted: engine effect %d not applied", (int)fx->type);
 		return;
 	}
@@ -212,6 +236,9 @@ daemon_effect(void *ctx, const struct dm_effect *fx)
 		break;
 	case DM_FX_PERSIST:
 		daemon_persist_floor(d, fx->u.persist.floor);
+		break;
+	case DM_FX_PERSIST_RECORD:
+		daemon_persist_record(d, &fx->u.record);
 		break;
 	default:
 		log_warning("unknown engine effect %d", (int)fx->type);

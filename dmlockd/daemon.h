@@ -57,9 +57,9 @@ void dmd_daemon_set_transport(struct dmd_daemon *daemon, const struct dmd_transp
 void dmd_daemon_set_state_hook(struct dmd_daemon *daemon,
     void (*hook)(void *ctx, enum dm_effect_type type), void *ctx);
 
-/* Where DM_FX_PERSIST stores the epoch floor (state_file.h), borrowed for
- * the daemon's lifetime.  Unset (in-process tests), the floor
- * is not stored. */
+/* Where DM_FX_PERSIST stores the epoch floor and DM_FX_PERSIST_RECORD the
+ * membership record (state_file.h), borrowed for the daemon's lifetime.
+ * Unset (in-process tests), neither is stored. */
 struct state_dir;
 void dmd_daemon_set_state_dir(struct dmd_daemon *daemon, struct state_dir *dir);
 

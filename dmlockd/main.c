@@ -587,6 +587,10 @@ run(const struct options *o)
 	struct dm_engine_config engine_config;
 	char state_path[4096];
 	struct state_dir state = { .fd = -1, .spare_fd = -1 };
+	/* The membership record read at start: engine_config.last_record
+	 * points into it until dm_engine_new() has copied it.  Static: it is
+	 * large (fixed arrays of DM_NODES_MAX names), and run() runs once. */
+	static struct state_record last_record;
 	int listen_fd = -ENOENT;
 	int r;
 
@@ -617,6 +621,15 @@ run(const struct options *o)
 	r = state_dir_open(state_path, state_parent_mode, &state, &engine_config.epoch_floor);
 	if (r < 0)
 		goto out;
+	r = state_dir_read_record(&state, &last_record);	/* -EBADMSG: logged with the path */
+	if (r < 0)
+		goto out;
+	state_record_view(&last_record, &engine_config.last_record);
+	if (last_record.label != 0 || last_record.n_names > 0 || last_record.n_removals > 0)
+		log_info("membership record from %s/%s: roster label %llu, %zu members,"
+		    " %zu agreed removals", state_path, STATE_RECORD_FILE,
+		    (unsigned long long)last_record.label, last_record.n_names,
+		    last_record.n_removals);
 
 	m.base = event_base_new();
 	if (m.base == NULL) {
@@ -627,6 +640,13 @@ run(const struct options *o)
 	if (r == -ERANGE) {
 		log_error_errno(r, "the epoch floor %llu in %s/%s is out of range",
 		    (unsigned long long)engine_config.epoch_floor, state_path, STATE_FLOOR_FILE);
+		goto out;
+	}
+	if (r < 0 && (r == -EINVAL || r == -E2BIG) &&
+	    (last_record.label != 0 || last_record.n_names > 0 || last_record.n_removals > 0)) {
+		log_error_errno(r, "the engine refused the configuration (algorithm %s) or the"
+		    " membership record in %s/%s", engine_config.algorithm, state_path,
+		    STATE_RECORD_FILE);
 		goto out;
 	}
 	if (r < 0) {

@@ -1,11 +1,16 @@
 /*
- * state_file.c: the state directory and its epoch floor file (see
- * state_file.h).  Format: the floor in decimal and a newline; anything else
- * is refused at start.
+ * state_file.c: the state directory, its epoch floor file and its
+ * membership file (see state_file.h): creating and locking the directory,
+ * the two parsers and the membership formatter, reading at start, and the
+ * one atomic, durable store both files go through.  Anything that is not
+ * exactly a floor or a membership record is refused at start, never
+ * guessed.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,10 +18,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dm_types.h"
 #include "log.h"
 #include "state_file.h"
 
-#define STATE_FLOOR_TMP	STATE_FLOOR_FILE ".tmp"
+#define STATE_FLOOR_TMP		STATE_FLOOR_FILE ".tmp"
+#define STATE_RECORD_TMP	STATE_RECORD_FILE ".tmp"
 
 int
 state_floor_parse(const char *text, size_t len, uint64_t *ret)
@@ -34,27 +41,263 @@ state_floor_parse(const char *text, size_t len, uint64_t *ret)
 	return 0;
 }
 
+/* The membership file's parser: a cursor over text[0, len). */
+struct cursor {
+	const char	*p;
+	const char	*end;
+};
+
+/* Take the literal lit (no NUL inside the text) if it comes next. */
+static bool
+take_literal(struct cursor *c, const char *lit)
+{
+	size_t n = strlen(lit);
+
+	if ((size_t)(c->end - c->p) < n || memcmp(c->p, lit, n) != 0)
+		return false;
+	c->p += n;
+	return true;
+}
+
+/* A decimal below 2^64, no sign, no leading zero (but "0"). */
+static bool
+take_decimal(struct cursor *c, uint64_t *ret)
+{
+	const char *start = c->p;
+	uint64_t v = 0;
+
+	while (c->p < c->end && *c->p >= '0' && *c->p <= '9') {
+		unsigned d = (unsigned)(*c->p - '0');
+		if (c->p > start && *start == '0')
+			return false;			/* leading zero */
+		if (v > (UINT64_MAX - d) / 10)
+			return false;			/* 2^64 or more */
+		v = v * 10 + d;
+		c->p++;
+	}
+	*ret = v;
+	return c->p > start;
+}
+
+/* A valid node name up to the next space or newline, copied to buf. */
+static bool
+take_name(struct cursor *c, char buf[DM_NODE_NAME_MAX + 1])
+{
+	const char *start = c->p;
+	size_t n;
+
+	while (c->p < c->end && *c->p != ' ' && *c->p != '\n')
+		c->p++;
+	n = (size_t)(c->p - start);
+	if (!dm_node_name_valid(start, n))
+		return false;
+	memcpy(buf, start, n);
+	buf[n] = '\0';
+	return true;
+}
+
+static bool
+name_among(const char names[][DM_NODE_NAME_MAX + 1], size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(names[i], name) == 0)
+			return true;
+	return false;
+}
+
+int
+state_record_parse(const char *text, size_t len, struct state_record *ret)
+{
+	struct cursor c = { .p = text, .end = text + len };
+	struct dm_member_record view;
+
+	ret->n_names = 0;
+	ret->n_removals = 0;
+	if (!take_literal(&c, "label ") || !take_decimal(&c, &ret->label) ||
+	    !take_literal(&c, "\n"))
+		return -EBADMSG;
+	while (c.p < c.end) {
+		if (take_literal(&c, "member ")) {
+			char *name = ret->names[ret->n_names];
+			if (ret->n_removals > 0 || ret->n_names == DM_NODES_MAX ||
+			    !take_name(&c, name) || !take_literal(&c, "\n") ||
+			    name_among(ret->names, ret->n_names, name))
+				return -EBADMSG;
+			ret->n_names++;
+		} else if (take_literal(&c, "removed ")) {
+			char *name = ret->removed[ret->n_removals];
+			if (ret->n_removals == DM_NODES_MAX || !take_name(&c, name) ||
+			    !take_literal(&c, " ") ||
+			    !take_decimal(&c, &ret->ballots[ret->n_removals]) ||
+			    !take_literal(&c, "\n") ||
+			    name_among(ret->removed, ret->n_removals, name))
+				return -EBADMSG;
+			ret->n_removals++;
+		} else {
+			return -EBADMSG;
+		}
+	}
+	state_record_view(ret, &view);
+	return 0;
+}
+
+void
+state_record_view(struct state_record *sr, struct dm_member_record *ret)
+{
+	for (size_t i = 0; i < sr->n_names; i++)
+		sr->name_ptrs[i] = sr->names[i];
+	for (size_t i = 0; i < sr->n_removals; i++)
+		sr->removals[i] = (struct dm_agreed_removal){
+			.name = sr->removed[i], .ballot = sr->ballots[i] };
+	*ret = (struct dm_member_record){
+		.label = sr->label,
+		.names = sr->n_names > 0 ? sr->name_ptrs : NULL,
+		.n_names = sr->n_names,
+		.removals = sr->n_removals > 0 ? sr->removals : NULL,
+		.n_removals = sr->n_removals,
+	};
+}
+
+static bool
+name_ok(const char *name)
+{
+	return name != NULL && dm_node_name_valid(name, strnlen(name, DM_NODE_NAME_MAX + 1));
+}
+
+/* Append to buf at *at what fmt prints; false if it does not fit. */
+static bool __attribute__((format(printf, 4, 5)))
+append(char *buf, size_t size, size_t *at, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf + *at, size - *at, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= size - *at)
+		return false;
+	*at += (size_t)n;
+	return true;
+}
+
+int
+state_record_format(const struct dm_member_record *r, char *buf, size_t size)
+{
+	size_t at = 0;
+
+	if (r->n_names > DM_NODES_MAX || r->n_removals > DM_NODES_MAX ||
+	    (r->n_names > 0 && r->names == NULL) || (r->n_removals > 0 && r->removals == NULL))
+		return -EINVAL;
+	for (size_t i = 0; i < r->n_names; i++) {
+		if (!name_ok(r->names[i]))
+			return -EINVAL;
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(r->names[j], r->names[i]) == 0)
+				return -EINVAL;
+	}
+	for (size_t i = 0; i < r->n_removals; i++) {
+		if (!name_ok(r->removals[i].name))
+			return -EINVAL;
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(r->removals[j].name, r->removals[i].name) == 0)
+				return -EINVAL;
+	}
+	if (size == 0)
+		return -ENOSPC;
+	buf[0] = '\0';
+	if (!append(buf, size, &at, "label %" PRIu64 "\n", r->label))
+		return -ENOSPC;
+	for (size_t i = 0; i < r->n_names; i++)
+		if (!append(buf, size, &at, "member %s\n", r->names[i]))
+			return -ENOSPC;
+	for (size_t i = 0; i < r->n_removals; i++)
+		if (!append(buf, size, &at, "removed %s %" PRIu64 "\n", r->removals[i].name,
+		    r->removals[i].ballot))
+			return -ENOSPC;
+	return (int)at;
+}
+
+/* Read the file name of sd into buf: *len bytes (at most size; size
+ * bytes read means the file may be longer).  0, -ENOENT (not logged), or
+ * -errno (logged). */
+static int
+read_state_file(const struct state_dir *sd, const char *name, char *buf, size_t size,
+    size_t *len)
+{
+	size_t at = 0;
+	ssize_t n;
+	int fd, r = 0;
+
+	fd = openat(sd->fd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return errno == ENOENT ? -ENOENT :
+		    log_error_errno(errno, "cannot read %s/%s", sd->path, name);
+	while (at < size) {
+		n = read(fd, buf + at, size - at);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			r = -errno;
+			break;
+		}
+		if (n == 0)
+			break;
+		at += (size_t)n;
+	}
+	close(fd);
+	if (r < 0)
+		return log_error_errno(r, "cannot read %s/%s", sd->path, name);
+	*len = at;
+	return 0;
+}
+
 static int
 read_floor(const struct state_dir *sd, uint64_t *ret)
 {
 	char text[32];
-	ssize_t n;
-	int fd, r;
+	size_t n = 0;
+	int r;
 
-	fd = openat(sd->fd, STATE_FLOOR_FILE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return errno == ENOENT ? 0 :
-		    log_error_errno(errno, "cannot read %s/%s", sd->path, STATE_FLOOR_FILE);
-	n = read(fd, text, sizeof(text));
-	r = n < 0 ? -errno : 0;
-	close(fd);
+	r = read_state_file(sd, STATE_FLOOR_FILE, text, sizeof(text), &n);
+	if (r == -ENOENT)
+		return 0;
 	if (r < 0)
-		return log_error_errno(r, "cannot read %s/%s", sd->path, STATE_FLOOR_FILE);
-	r = state_floor_parse(text, (size_t)n, ret);
+		return r;
+	r = state_floor_parse(text, n, ret);
 	if (r < 0)
 		log_error_errno(r, "%s/%s is not an epoch floor (one decimal number and a newline);"
 		    " restore it, or remove it only if no fencing token this node ever granted"
 		    " or saw matters any more", sd->path, STATE_FLOOR_FILE);
+	return r;
+}
+
+int
+state_dir_read_record(const struct state_dir *sd, struct state_record *ret)
+{
+	const size_t size = STATE_RECORD_TEXT_MAX + 1;	/* one more: too long */
+	char *text;
+	size_t n = 0;
+	int r;
+
+	memset(ret, 0, sizeof(*ret));
+	text = malloc(size);
+	if (text == NULL)
+		return log_error_errno(ENOMEM, "cannot read %s/%s", sd->path, STATE_RECORD_FILE);
+	r = read_state_file(sd, STATE_RECORD_FILE, text, size, &n);
+	if (r == 0)
+		r = n < size ? state_record_parse(text, n, ret) : -EBADMSG;
+	free(text);
+	if (r == -ENOENT) {
+		memset(ret, 0, sizeof(*ret));		/* no record stored */
+		return 0;
+	}
+	if (r == -EBADMSG) {
+		memset(ret, 0, sizeof(*ret));
+		log_error_errno(r, "%s/%s is not a membership record (a \"label\" line, then"
+		    " \"member\" lines, then \"removed\" lines; dmlockd(8), FILES): restore it;"
+		    " remove it only as dmlockd(8), RECOVERY, describes", sd->path,
+		    STATE_RECORD_FILE);
+	}
 	return r;
 }
 
@@ -198,10 +441,63 @@ fail:
 }
 
 static int
-open_floor_tmp(const struct state_dir *sd)
+open_tmp(const struct state_dir *sd, const char *tmp)
 {
-	return openat(sd->fd, STATE_FLOOR_TMP, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
-	    0640);
+	return openat(sd->fd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0640);
+}
+
+static int
+write_all(int fd, const char *text, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = write(fd, text, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		text += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Replace the file name of sd with text, atomically and durably: the
+ * temporary file tmp, fsync, rename, fsync of the directory.  Out of
+ * descriptors (clients, peers), the spare one is given up for the file and
+ * taken back after: what the engine asks to store must be stored, or the
+ * daemon has to stop.  Logged; -errno. */
+static int
+store_state_file(struct state_dir *sd, const char *name, const char *tmp, const char *text,
+    size_t len)
+{
+	int fd, r = 0;
+
+	fd = open_tmp(sd, tmp);
+	if (fd < 0 && (errno == EMFILE || errno == ENFILE) && sd->spare_fd >= 0) {
+		close(sd->spare_fd);
+		sd->spare_fd = -1;
+		fd = open_tmp(sd, tmp);
+	}
+	if (fd < 0) {
+		r = log_error_errno(errno, "cannot create %s/%s", sd->path, tmp);
+		if (sd->spare_fd < 0)
+			sd->spare_fd = open_spare();
+		return r;
+	}
+	r = write_all(fd, text, len);
+	if (r == 0 && fsync(fd) < 0)
+		r = -errno;
+	if (r < 0)
+		log_error_errno(r, "cannot write %s/%s", sd->path, tmp);
+	if (close(fd) < 0 && r == 0)
+		r = log_error_errno(errno, "cannot write %s/%s", sd->path, tmp);
+	if (r == 0 && renameat(sd->fd, tmp, sd->fd, name) < 0)
+		r = log_error_errno(errno, "cannot rename %s/%s", sd->path, tmp);
+	if (r == 0 && fsync(sd->fd) < 0)
+		r = log_error_errno(errno, "cannot sync the state directory %s", sd->path);
+	if (sd->spare_fd < 0)
+		sd->spare_fd = open_spare();	/* the file's descriptor is free again */
+	return r;
 }
 
 int
@@ -209,35 +505,28 @@ state_dir_store_floor(struct state_dir *sd, uint64_t floor)
 {
 	char text[32];
 	int len = snprintf(text, sizeof(text), "%" PRIu64 "\n", floor);
-	int fd, r = 0;
 
-	fd = open_floor_tmp(sd);
-	if (fd < 0 && (errno == EMFILE || errno == ENFILE) && sd->spare_fd >= 0) {
-		/* Out of descriptors (clients, peers): use the spare one.  The
-		 * floor must be stored, or the daemon has to stop. */
-		close(sd->spare_fd);
-		sd->spare_fd = -1;
-		fd = open_floor_tmp(sd);
+	return store_state_file(sd, STATE_FLOOR_FILE, STATE_FLOOR_TMP, text, (size_t)len);
+}
+
+int
+state_dir_store_record(struct state_dir *sd, const struct dm_member_record *r)
+{
+	char *text = malloc(STATE_RECORD_TEXT_MAX + 1);
+	int len, ret;
+
+	if (text == NULL)
+		return log_error_errno(ENOMEM, "cannot store %s/%s", sd->path, STATE_RECORD_FILE);
+	len = state_record_format(r, text, STATE_RECORD_TEXT_MAX + 1);
+	if (len < 0) {
+		ret = log_error_errno(len == -ENOSPC ? EINVAL : -len,
+		    "cannot store %s/%s: the engine's membership record is invalid", sd->path,
+		    STATE_RECORD_FILE);
+	} else {
+		ret = store_state_file(sd, STATE_RECORD_FILE, STATE_RECORD_TMP, text, (size_t)len);
 	}
-	if (fd < 0) {
-		r = log_error_errno(errno, "cannot create %s/%s", sd->path, STATE_FLOOR_TMP);
-		if (sd->spare_fd < 0)
-			sd->spare_fd = open_spare();
-		return r;
-	}
-	errno = 0;
-	if (write(fd, text, (size_t)len) != len || fsync(fd) < 0)
-		r = log_error_errno(errno != 0 ? errno : EIO, "cannot write %s/%s", sd->path,
-		    STATE_FLOOR_TMP);
-	if (close(fd) < 0 && r == 0)
-		r = log_error_errno(errno, "cannot write %s/%s", sd->path, STATE_FLOOR_TMP);
-	if (r == 0 && renameat(sd->fd, STATE_FLOOR_TMP, sd->fd, STATE_FLOOR_FILE) < 0)
-		r = log_error_errno(errno, "cannot rename %s/%s", sd->path, STATE_FLOOR_TMP);
-	if (r == 0 && fsync(sd->fd) < 0)
-		r = log_error_errno(errno, "cannot sync the state directory %s", sd->path);
-	if (sd->spare_fd < 0)
-		sd->spare_fd = open_spare();	/* the file's descriptor is free again */
-	return r;
+	free(text);
+	return ret;
 }
 
 void

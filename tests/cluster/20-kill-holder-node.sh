@@ -33,6 +33,15 @@ wait_status "$HOLD_PID_b"
 [ "$STATUS" -eq 0 ] || fail "node2's holder exited $STATUS"
 wait_until "node2 and node3 to drop node1 from the roster" \
 	eval 'roster_size_is 2 2 && roster_size_is 3 2'
+# Each survivor stored the roster without node1 (STATE/membership): a label
+# above the static roster's 0, both survivors as members, node1 not.
+for i in 2 3; do
+	rec=$(cat "$(node_dir $i)/state/membership") || fail "node$i stored no membership record"
+	grep -q '^label [1-9]' <<<"$rec" || fail "node$i's record kept label 0: $rec"
+	grep -q '^member node1$' <<<"$rec" && fail "node$i's record still lists node1: $rec"
+	[ "$(grep -c '^member node[23]$' <<<"$rec")" = 2 ] || fail "node$i's record: $rec"
+done
+pass "the survivors' membership records no longer list node1"
 
 # Node1's client saw its daemon connection die: dmlock run stopped the
 # command (which logged "lost"), before anyone else was granted the lock

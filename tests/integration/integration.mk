@@ -21,6 +21,7 @@ integration_tests = \
 	tests/integration/23-sigchld-ignored.sh \
 	tests/integration/24-kill-holder-group.sh \
 	tests/integration/25-job-control.sh \
-	tests/integration/26-daemon-refusals.sh
+	tests/integration/26-daemon-refusals.sh \
+	tests/integration/27-membership-record.sh
 TESTS += $(integration_tests)
 EXTRA_DIST += tests/integration/lib.sh $(integration_tests)
