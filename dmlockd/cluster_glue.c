@@ -157,11 +157,29 @@ glue_peer_info(void *ctx, const char *name, struct dmd_peer_link_info *ret)
 	return 0;
 }
 
+static void
+glue_hold(void *ctx)
+{
+	struct dmd_cluster *c = ctx;
+
+	peer_transport_hold(c->transport);
+}
+
+static void
+glue_release(void *ctx)
+{
+	struct dmd_cluster *c = ctx;
+
+	peer_transport_release(c->transport);
+}
+
 static const struct dmd_transport_ops glue_ops = {
 	.send = glue_send,
 	.peer_add = glue_peer_add,
 	.peer_remove = glue_peer_remove,
 	.peer_info = glue_peer_info,
+	.hold = glue_hold,
+	.release = glue_release,
 };
 
 static void

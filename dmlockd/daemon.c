@@ -307,9 +307,15 @@ daemon_defer(struct dmd_daemon *d, const struct dm_event *ev)
 static int
 daemon_step_now(struct dmd_daemon *d, struct dm_event *ev)
 {
+	const struct dmd_transport_ops *t = d->transport;
+
 	ev->now = daemon_now(d);
 	d->in_step = true;
+	if (t != NULL && t->hold != NULL)
+		t->hold(d->transport_ctx);
 	int r = dm_engine_step(d->engine, ev, daemon_effect, d);
+	if (t != NULL && t->release != NULL)
+		t->release(d->transport_ctx);
 	d->in_step = false;
 	return r;
 }

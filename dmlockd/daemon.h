@@ -39,6 +39,12 @@ struct dmd_transport_ops {
 	void	(*peer_remove)(void *ctx, const char *name);
 	/* Link facts for status output (may be NULL): 0 or -ENOENT. */
 	int	(*peer_info)(void *ctx, const char *name, struct dmd_peer_link_info *ret);
+	/* Around every engine step (may be NULL): hold the writes of send()
+	 * until release, so that what the step stores (DM_FX_PERSIST,
+	 * DM_FX_PERSIST_RECORD) is on disk before any of its messages leaves,
+	 * whatever the order of its effects. */
+	void	(*hold)(void *ctx);
+	void	(*release)(void *ctx);
 };
 
 /*

@@ -49,6 +49,7 @@ struct peer {
 	struct event		*dial_timer;
 	uint32_t		 dial_failures;
 	bool			 down_deferred;	/* active link lost while our dial was in HELLO */
+	bool			 flush_held;	/* sent while held: flush at the release */
 	uint64_t		 links_established;
 	uint64_t		 data_frames_sent;
 	uint64_t		 data_frames_resent;
@@ -90,6 +91,7 @@ struct peer_transport {
 	struct event		*reaper;
 	struct event		*ack_timer;	/* writes ACKs not carried by DATA yet */
 	bool			 freeing;
+	unsigned		 held;		/* peer_transport_hold() depth */
 };
 
 /* peer_transport.c */

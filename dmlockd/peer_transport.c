@@ -622,9 +622,33 @@ peer_transport_send(struct peer_transport *t, const char *name, const uint8_t *p
 	}
 	if (r < 0)
 		return r;
-	if (p->active != NULL)
+	if (t->held > 0)
+		p->flush_held = true;
+	else if (p->active != NULL)
 		peer_link_flush(p->active);
 	return 0;
+}
+
+void
+peer_transport_hold(struct peer_transport *t)
+{
+	t->held++;
+}
+
+void
+peer_transport_release(struct peer_transport *t)
+{
+	struct peer *p;
+
+	if (t->held == 0 || --t->held > 0)
+		return;
+	TAILQ_FOREACH(p, &t->peers, entry) {
+		if (!p->flush_held)
+			continue;
+		p->flush_held = false;
+		if (p->active != NULL)
+			peer_link_flush(p->active);
+	}
 }
 
 size_t

@@ -108,13 +108,23 @@ int peer_transport_remove_peer(struct peer_transport *t, const char *name);
 
 /*
  * Queue payload (1..max_payload bytes, copied) for name; it is written at
- * once if the link is up, else when it comes up.  Returns 0, -ENOENT
+ * once if the link is up (and writes are not held), else when it comes up
+ * (or at the release).  Returns 0, -ENOENT
  * (unknown peer), -EMSGSIZE, -ENOBUFS (send_queue_limit messages are
  * unacknowledged: the link is cut as too slow, the message is NOT queued,
  * and on_send_overflow was called), -ENOMEM.
  */
 int peer_transport_send(struct peer_transport *t, const char *name, const uint8_t *payload,
     size_t len);
+
+/* Hold the writes of peer_transport_send() (messages are queued, nothing
+ * is written) until the matching release, which writes what was queued.
+ * The daemon holds them while the engine steps: a step's effects that
+ * must be on disk before its messages leave (the epoch floor, the
+ * membership record) are then stored before any of them is written, even
+ * where the effect comes after the message.  Nests. */
+void peer_transport_hold(struct peer_transport *t);
+void peer_transport_release(struct peer_transport *t);
 
 /* Use ctx (certificate/CA/CRL reload) and close every link, up or in its
  * handshake (BYE normal, "TLS configuration reloaded"): each was verified

@@ -89,9 +89,10 @@ record_emit(struct dm_engine *e)
 /*
  * At the end of every step: an active member whose roster changed (label
  * or names) since the record was last stored stores it again, dropping
- * the agreed removals its label now covers.  The step's messages leave
- * the process only after the step (the daemon's transport writes from the
- * event loop), so none of them can show a roster the disk does not have.
+ * the agreed removals its label now covers.  The daemon holds the
+ * transport's writes for the whole step (peer_transport_hold()), so none
+ * of the step's messages -- the NODE_FAILED of a removal is sent before
+ * the roster changes -- leaves before the roster is on disk.
  */
 void
 dm_record_roster(struct dm_engine *e)

@@ -279,6 +279,12 @@ both_drained(void *arg)
 }
 
 static bool
+received_three(void *arg)
+{
+	return ((struct node *)arg)->received >= 3;
+}
+
+static bool
 both_up(void *arg)
 {
 	struct pair *p = arg;
@@ -332,6 +338,48 @@ START_TEST(ten_thousand_in_order)
 	ck_assert_int_eq(a.refusals + b.refusals, 0);
 	ck_assert_int_eq(a.overflows + b.overflows, 0);
 	ck_assert_int_eq(a.sessions_lost + b.sessions_lost, 0);
+	peer_transport_free(a.t);
+	peer_transport_free(b.t);
+}
+END_TEST
+
+/* Held writes (peer_transport_hold, as the daemon does around an engine
+ * step): sends are queued, none is written until the release, which
+ * writes them all at once; then they arrive in order. */
+START_TEST(held_sends_written_at_release)
+{
+	struct node a, b;
+	struct pair p = { &a, &b, 0 };
+	struct peer_transport_peer_info info;
+	uint64_t before;
+
+	node_start(&a, "alpha", &(struct node_options){ 0 });
+	node_start(&b, "beta", &(struct node_options){ 0 });
+	connect_pair(&a, &b);
+	ck_assert(run_until(both_up, &p, 5000));
+	ck_assert_int_eq(peer_transport_peer_info(a.t, "beta", &info), 0);
+	before = info.data_frames_sent;
+	peer_transport_hold(a.t);
+	peer_transport_hold(a.t);		/* nested */
+	for (uint64_t i = 0; i < 3; i++)
+		send_indexed(&a, "beta", i);
+	peer_transport_release(a.t);
+	ck_assert_int_eq(peer_transport_peer_info(a.t, "beta", &info), 0);
+	ck_assert_uint_eq(info.data_frames_sent, before);	/* still held */
+	ck_assert_uint_eq(info.queued, 3);
+	peer_transport_release(a.t);
+	ck_assert_int_eq(peer_transport_peer_info(a.t, "beta", &info), 0);
+	ck_assert_uint_eq(info.data_frames_sent, before + 3);	/* written at the release */
+	p.want = 3;
+	ck_assert(run_until(received_three, &b, 5000));
+	ck_assert(b.order_ok);
+	ck_assert(run_until(both_drained, &p, 5000));
+	peer_transport_release(a.t);		/* unbalanced: ignored */
+	ck_assert_int_eq(peer_transport_peer_info(a.t, "beta", &info), 0);
+	before = info.data_frames_sent;
+	send_indexed(&a, "beta", 3);		/* not held: written at once */
+	ck_assert_int_eq(peer_transport_peer_info(a.t, "beta", &info), 0);
+	ck_assert_uint_eq(info.data_frames_sent, before + 1);
 	peer_transport_free(a.t);
 	peer_transport_free(b.t);
 }
@@ -830,6 +878,7 @@ peer_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, ten_thousand_in_order);
+	tcase_add_test(tc, held_sends_written_at_release);
 	tcase_add_test(tc, cut_mid_stream_exactly_once);
 	tcase_add_test(tc, restart_reported_stale_dropped);
 	tcase_add_test(tc, silent_peer_and_send_queue_limit);
