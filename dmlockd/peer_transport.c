@@ -589,6 +589,11 @@ peer_transport_remove_peer(struct peer_transport *t, const char *name)
 	if (p == NULL)
 		return -ENOENT;
 	log_full(LOG_LEVEL_INFO, &(struct log_fields){ .peer = name }, "forgetting peer %s", name);
+	/* What was sent to it while held goes first, as it would have without
+	 * the hold: the LEAVE_ACK of a step that also removes the node that
+	 * left (the link drains its output before it closes). */
+	if (p->flush_held && p->active != NULL)
+		peer_link_flush(p->active);
 	peer_destroy(p);
 	return 0;
 }

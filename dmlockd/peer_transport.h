@@ -122,7 +122,8 @@ int peer_transport_send(struct peer_transport *t, const char *name, const uint8_
  * The daemon holds them while the engine steps: a step's effects that
  * must be on disk before its messages leave (the epoch floor, the
  * membership record) are then stored before any of them is written, even
- * where the effect comes after the message.  Nests. */
+ * where the effect comes after the message.  Nests.  Removing a peer
+ * while held writes what was queued for it first. */
 void peer_transport_hold(struct peer_transport *t);
 void peer_transport_release(struct peer_transport *t);
 

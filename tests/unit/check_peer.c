@@ -285,6 +285,12 @@ received_three(void *arg)
 }
 
 static bool
+received_five(void *arg)
+{
+	return ((struct node *)arg)->received >= 5;
+}
+
+static bool
 both_up(void *arg)
 {
 	struct pair *p = arg;
@@ -380,6 +386,13 @@ START_TEST(held_sends_written_at_release)
 	send_indexed(&a, "beta", 3);		/* not held: written at once */
 	ck_assert_int_eq(peer_transport_peer_info(a.t, "beta", &info), 0);
 	ck_assert_uint_eq(info.data_frames_sent, before + 1);
+	/* Sent, then removed, in one held step (a LEAVE_ACK to the node that
+	 * left): the message still goes out before the link closes. */
+	peer_transport_hold(a.t);
+	send_indexed(&a, "beta", 4);
+	ck_assert_int_eq(peer_transport_remove_peer(a.t, "beta"), 0);
+	peer_transport_release(a.t);
+	ck_assert(run_until(received_five, &b, 5000));
 	peer_transport_free(a.t);
 	peer_transport_free(b.t);
 }
