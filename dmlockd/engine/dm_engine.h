@@ -40,7 +40,10 @@ struct dm_peer_spec {
  *  - the last roster it applied as an active member: its label (the epoch
  *    of its newest removal) and its member names;
  *  - the removals it agreed to as a voter whose outcome that roster does
- *    not show yet: the subject's name and the ballot epoch.
+ *    not show yet: the subject's name and the ballot epoch; and, the same
+ *    way, the members that never acknowledged its graceful leave, at a
+ *    label above every one it knew of them (they never applied the roster
+ *    it left behind).
  */
 struct dm_agreed_removal {
 	const char	*name;

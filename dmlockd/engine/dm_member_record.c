@@ -23,8 +23,11 @@
  * majority of it meets Q, and a member of Q refuses P: a live one does
  * not list P (or stands by its promise), a restarted one by its record
  * (pruned only once it applied a roster at a label >= b, which then
- * omits P or re-admitted it).  NOTES.md, "Session 24", has the rest
- * (older rosters, and the outages this costs).
+ * omits P or re-admitted it).  A graceful leave is a roster change too,
+ * and a leaver that gave up waiting for some members' acknowledgements
+ * (dm_membership_left()) keeps them the same way: restarted, it does not
+ * help them, from the roster it left, remove its old entry.  NOTES.md,
+ * "Session 24", has the rest (older rosters, and the outages this costs).
  */
 #include <errno.h>
 #include <string.h>

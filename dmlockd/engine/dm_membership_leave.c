@@ -81,6 +81,24 @@ dm_membership_left(struct dm_engine *e)
 {
 	struct dm_effect fx = { .type = DM_FX_LEFT };
 
+	/* Members that never acknowledged our LEAVE (cut off, paused or
+	 * crashed; we gave up on them after T_fail) still list us and never
+	 * applied the roster we leave behind.  A later process of ours must
+	 * not help one of them, from that roster, remove our old entry: with
+	 * other leavers that timed out on it too it would rebuild a majority
+	 * of the roster we left, beside the members that went on without us
+	 * and may have removed it.  The membership record keeps them, at a
+	 * label above every one we knew of them (dm_member_record.c). */
+	for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE && e->ack_waiting_n > 0;
+	    j = dm_roster_next(e, j)) {
+		uint64_t label = e->nodes[j].roster_epoch > e->roster_epoch ?
+		    e->nodes[j].roster_epoch : e->roster_epoch;
+
+		if (j != e->self && dm_bit_get(e->ack_waiting, j) &&
+		    dm_record_agree(e, e->nodes[j].name, label + 1) < 0)
+			dm_log(e, DM_LOG_WARNING, "membership record full: a member that did not "
+			    "acknowledge our leave is not kept", NULL, j);
+	}
 	e->membership = DM_MEMBER_LEFT;
 	dm_timer_stop(e, &e->roster_timer);
 	dm_timer_stop(e, &e->heartbeat_timer);

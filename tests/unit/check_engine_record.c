@@ -206,6 +206,53 @@ START_TEST(test_restart_refuses_a_prober_its_last_roster_dropped)
 }
 END_TEST
 
+/* node2 leaves while node0 is cut off: node1 acknowledges, node0 never
+ * does, and node2 gives up on it after T_fail (the others would detect its
+ * absence).  node2 restarts (from its disk or not) joining through
+ * prober, which asks it, T_fail later, to remove node2's old entry
+ * (serial 7, roster label 0): node2's answer, 1 yes, 0 no. */
+static uint64_t
+leaver_restarted_asked_by(int prober, bool from_disk)
+{
+	struct dm_event leave = { .type = DM_EV_LEAVE };
+
+	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
+	C.cut[0] = true;
+	ck_assert_int_eq(h_step(&C, 2, &leave), 0);
+	h_pump(&C);					/* node1's LEAVE_ACK */
+	ck_assert_int_eq(h_count(&C, DM_FX_LEFT), 0);
+	h_advance(&C, C.now + 7001);
+	ck_assert_int_eq(h_count(&C, DM_FX_LEFT), 1);	/* without node0's */
+	h_join_from(&C, 2, prober, DM_FAILURE_MAJORITY, 2, from_disk);
+	h_advance(&C, C.now + 7001);
+	C.cut[2] = true;				/* its JOINs stay queued */
+	suspect(prober, 2, "node2", 1, 7, 20, 0);
+	return vote(2, prober, 7);
+}
+
+START_TEST(test_leaver_refuses_a_member_that_missed_its_leave)
+{
+	/* node0 never applied the roster node2 left behind: with the votes
+	 * of restarted leavers that gave up on it, a node removed meanwhile
+	 * could rebuild a majority of the roster they left (five members,
+	 * two leaving while node0 is cut off, the other two removing it). */
+	ck_assert_uint_eq(leaver_restarted_asked_by(0, true), 0);
+}
+END_TEST
+
+START_TEST(test_leaver_without_record_helps_a_member_that_missed_its_leave)
+{
+	/* The negative control: without its disk, the hole. */
+	ck_assert_uint_eq(leaver_restarted_asked_by(0, false), 1);
+}
+END_TEST
+
+START_TEST(test_leaver_helps_a_member_that_acknowledged)
+{
+	ck_assert_uint_eq(leaver_restarted_asked_by(1, true), 1);
+}
+END_TEST
+
 START_TEST(test_static_start_keeps_a_newer_record)
 {
 	/* A daemon of a static roster starts as a member of the configured
@@ -262,6 +309,9 @@ main(void)
 	tcase_add_test(tc, test_restart_refuses_the_node_it_agreed_to_remove);
 	tcase_add_test(tc, test_restart_without_record_helps_the_removed_node);
 	tcase_add_test(tc, test_restart_refuses_a_prober_its_last_roster_dropped);
+	tcase_add_test(tc, test_leaver_refuses_a_member_that_missed_its_leave);
+	tcase_add_test(tc, test_leaver_without_record_helps_a_member_that_missed_its_leave);
+	tcase_add_test(tc, test_leaver_helps_a_member_that_acknowledged);
 	tcase_add_test(tc, test_static_start_keeps_a_newer_record);
 	tcase_add_test(tc, test_record_refused_when_invalid);
 	suite_add_tcase(s, tc);
