@@ -129,6 +129,77 @@ dm_record_roster(struct dm_engine *e)
 }
 
 /*
+ * We leave gracefully, or are told to rejoin: the record keeps the roster
+ * we leave behind, without us.  A later process started from the static peers sees from it
+ * that the cluster went on without that roster (dm_record_moved_on()) and
+ * joins through a sponsor, instead of forming the static roster again
+ * beside the members that went on (dmlock-sim --static-restarts, seed
+ * 156/3: three static members left one by one, leaving a node that had
+ * joined meanwhile, and restarted from their peers they granted beside
+ * it).  The last member leaves a roster of none: no record of names, and
+ * its next process forms the static roster again.
+ */
+void
+dm_record_left(struct dm_engine *e)
+{
+	struct dm_record *rec = &e->record;
+	size_t kept = 0;
+
+	if (e->emit == NULL)
+		return;
+	if (rec->mine || e->roster_epoch >= rec->label) {
+		rec->label = e->roster_epoch;
+		rec->n_names = 0;
+		for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
+		    j = dm_roster_next(e, j))
+			if (j != e->self)
+				strcpy(rec->names[rec->n_names++], e->nodes[j].name);
+	} else {
+		/* (An earlier process's roster, newer than ours: keep it.) */
+		for (size_t i = 0; i < rec->n_names; i++)
+			if (strcmp(rec->names[i], e->nodes[e->self].name) != 0)
+				memmove(rec->names[kept++], rec->names[i], sizeof(rec->names[i]));
+		rec->n_names = kept;
+	}
+	rec->mine = true;
+	rec->digest = 0;	/* (no roster of ours to compare with any more) */
+	record_emit(e);
+}
+
+/*
+ * Started from the static peers: does the record show a roster other than
+ * {self} + peers -- a cluster that went on (members added, removed, or
+ * this node left)?  Then forming the static roster could make a second
+ * cluster beside the one that went on; this process joins through the
+ * peers instead (dm_roster_init()).  No record: the first start.
+ */
+bool
+dm_record_moved_on(const struct dm_engine *e, const struct dm_engine_config *cfg)
+{
+	const struct dm_record *rec = &e->record;
+	size_t n_static = 1;
+	bool self_listed = false;
+
+	if (rec->n_names == 0 || cfg->self == NULL || (cfg->n_peers > 0 && cfg->peers == NULL))
+		return false;
+	for (size_t i = 0; i < cfg->n_peers; i++)
+		n_static += cfg->peers[i].name != NULL && strcmp(cfg->peers[i].name, cfg->self) != 0;
+	for (size_t i = 0; i < rec->n_names; i++) {
+		bool peer = false;
+
+		if (strcmp(rec->names[i], cfg->self) == 0) {
+			self_listed = true;
+			continue;
+		}
+		for (size_t k = 0; k < cfg->n_peers && !peer; k++)
+			peer = cfg->peers[k].name != NULL && strcmp(cfg->peers[k].name, rec->names[i]) == 0;
+		if (!peer)
+			return true;
+	}
+	return !self_listed || rec->n_names != n_static;
+}
+
+/*
  * As a voter, we agree that subject be removed at ballot: store that
  * before the vote leaves.  -ENOSPC when the record has no room (a removal
  * per name, at most DM_NODES_MAX names pending): the caller refuses.

@@ -230,6 +230,26 @@ dm_roster_init(struct dm_engine *e, const struct dm_engine_config *cfg)
 		if (r < 0)
 			return r == -EEXIST ? -EINVAL : r;
 	}
+	if (e->join_from_peers) {
+		/* The cluster went on without this roster: its peers are the
+		 * sponsors to try in turn (the config was checked above). */
+		for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
+		    j = dm_roster_next(e, j)) {
+			struct dm_sponsor *sp = &e->sponsors[e->n_sponsors];
+
+			if (j == e->self)
+				continue;
+			memcpy(sp->name, e->nodes[j].name, sizeof(sp->name));
+			memcpy(sp->address, e->nodes[j].address, sizeof(sp->address));
+			e->n_sponsors++;
+		}
+		for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
+		    j = dm_roster_next(e, j))
+			if (j != e->self)
+				dm_roster_erase_quiet(e, j);
+		e->membership = DM_MEMBER_JOINING;
+		return 0;
+	}
 	if (cfg->sponsor != NULL) {
 		size_t nlen = cfg->sponsor->name != NULL ? strlen(cfg->sponsor->name) : 0;
 		size_t alen = cfg->sponsor->address != NULL ? strlen(cfg->sponsor->address) : 0;
@@ -261,6 +281,10 @@ dm_roster_start(struct dm_engine *e)
 		dm_emit(e, &fx);
 	}
 	if (e->membership == DM_MEMBER_JOINING) {
+		if (e->join_from_peers)
+			dm_log(e, DM_LOG_NOTICE, "the membership record shows a cluster that went on "
+			    "without the configured peers' roster: joining it through them", NULL,
+			    DM_SLOT_NONE);
 		dm_membership_join_start(e);
 		return;
 	}

@@ -41,6 +41,8 @@ usage(FILE *out)
 	    "                       gate does (every tenth seed fault-free, exact counts)\n"
 
 	    "  --partition-any      partitions may cut off a majority, not only minorities\n"
+	    "  --static-restarts    crashed or departed initial members restart from the\n"
+	    "                       static roster (dmlockd with peers=), not a sponsor\n"
 	    "  --workload random|forever|light|heavy\n"
 	    "  --no-shared          exclusive requests only\n"
 	    "  --break never-defer|probe-bare-reply|stale-token|no-lease|greedy-handoff\n"
@@ -225,7 +227,7 @@ main(int argc, char **argv)
 		O_SEED = 256, O_SEEDS, O_NODES, O_ALGO, O_POLICY, O_FAULTS, O_NOFAULTS,
 		O_MASK, O_PANY, O_WORKLOAD, O_NOSHARED, O_BREAK, O_METRICS, O_TRACE,
 		O_FAULTMS, O_CALMMS, O_DELAY, O_MAXREP, O_QUIET, O_HELP, O_CONST, O_ROTATE,
-		O_ELECTION, O_GROUPSIZE, O_FINGERPRINTS,
+		O_ELECTION, O_GROUPSIZE, O_FINGERPRINTS, O_STATIC,
 	};
 	static const struct option opts[] = {
 		{ "seed", required_argument, NULL, O_SEED },
@@ -239,6 +241,7 @@ main(int argc, char **argv)
 		{ "no-faults", no_argument, NULL, O_NOFAULTS },
 		{ "fault-mask", required_argument, NULL, O_MASK },
 		{ "partition-any", no_argument, NULL, O_PANY },
+		{ "static-restarts", no_argument, NULL, O_STATIC },
 		{ "workload", required_argument, NULL, O_WORKLOAD },
 		{ "no-shared", no_argument, NULL, O_NOSHARED },
 		{ "break", required_argument, NULL, O_BREAK },
@@ -320,6 +323,9 @@ main(int argc, char **argv)
 			break;
 		case O_PANY:
 			cfg.partition_any = true;
+			break;
+		case O_STATIC:
+			cfg.static_restarts = true;
 			break;
 		case O_WORKLOAD:
 			if (strcmp(optarg, "random") == 0)

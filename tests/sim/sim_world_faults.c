@@ -161,6 +161,18 @@ other_ready(const struct sim_world *w, int n)
 	return k;
 }
 
+/* Is one of node n's static peers (the initial members) a member of the
+ * cluster now? */
+bool
+sw_static_peer_member(const struct sim_world *w, int n)
+{
+	for (unsigned i = 0; i < w->cfg.nodes && i < w->n_slots; i++)
+		if ((int)i != n && w->nodes[i].exists && w->nodes[i].ready &&
+		    !w->nodes[i].leaving && current_member(w, i))
+			return true;
+	return false;
+}
+
 void
 sw_fault_inject(struct sim_world *w)
 {
