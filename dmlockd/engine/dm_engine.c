@@ -308,7 +308,12 @@ dm_engine_new(const struct dm_engine_config *cfg, struct dm_engine **ret)
 	if (r < 0)
 		goto fail;
 	r = -EINVAL;
-	e->join_from_peers = cfg->sponsor == NULL && dm_record_moved_on(e, cfg);
+	if (cfg->sponsor == NULL) {
+		enum dm_record_start kind = dm_record_start_kind(e, cfg);
+
+		e->join_from_peers = kind == DM_START_JOIN;
+		e->start_recorded = kind == DM_START_RECORDED;
+	}
 	if (cfg->sponsor == NULL && !e->join_from_peers) {
 		e->epoch = cfg->epoch_floor;
 		e->static_member = true;
@@ -661,6 +666,7 @@ dm_engine_get_stats(const struct dm_engine *e, struct dm_engine_stats *ret)
 	ret->waiters_local = e->waiting_local;
 	ret->epoch = e->epoch;
 	ret->roster_label = e->roster_epoch;
+	ret->static_member = e->static_member;
 	ret->ready = dm_roster_ready(e);
 }
 

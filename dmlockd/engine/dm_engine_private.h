@@ -262,9 +262,11 @@ struct dm_engine {
 	 * another incarnation under our name tells us to rejoin. */
 	bool		 static_member;
 	/* Configured with static peers, but the membership record shows a
-	 * cluster that went on without that roster (dm_record_moved_on()):
-	 * the peers are sponsors to join through, not members. */
+	 * cluster that went on (dm_record_start_kind()): the peers are
+	 * sponsors to join through, not members (join_from_peers), or only
+	 * the recorded ones are members (start_recorded). */
 	bool		 join_from_peers;
+	bool		 start_recorded;
 	bool		 joiner_superseded;	/* its name spoke with another incarnation since */
 	char		 last_joined[DM_NODE_NAME_MAX + 1];	/* last join we finished */
 	uint64_t	 last_joined_incarnation;
@@ -396,7 +398,14 @@ int		 dm_record_load(struct dm_engine *e, const struct dm_member_record *r);
 void		 dm_record_roster(struct dm_engine *e);
 int		 dm_record_agree(struct dm_engine *e, const char *subject, uint64_t ballot);
 void		 dm_record_left(struct dm_engine *e);
-bool		 dm_record_moved_on(const struct dm_engine *e, const struct dm_engine_config *cfg);
+enum dm_record_start {
+	DM_START_STATIC,	/* a member of the configured static roster */
+	DM_START_RECORDED,	/* a member of the recorded roster (a subset of it) */
+	DM_START_JOIN,		/* join through the static peers */
+};
+bool		 dm_record_lists(const struct dm_engine *e, const char *name);
+enum dm_record_start dm_record_start_kind(const struct dm_engine *e,
+		    const struct dm_engine_config *cfg);
 bool		 dm_record_saw_removed(const struct dm_engine *e, const char *peer,
 		    uint64_t label);
 uint64_t	 dm_msg_sender_incarnation(const struct dm_msg *m);

@@ -131,7 +131,7 @@ dm_record_roster(struct dm_engine *e)
 /*
  * We leave gracefully, or are told to rejoin: the record keeps the roster
  * we leave behind, without us.  A later process started from the static peers sees from it
- * that the cluster went on without that roster (dm_record_moved_on()) and
+ * that the cluster went on without it (dm_record_start_kind()) and
  * joins through a sponsor, instead of forming the static roster again
  * beside the members that went on (dmlock-sim --static-restarts, seed
  * 156/3: three static members left one by one, leaving a node that had
@@ -166,37 +166,54 @@ dm_record_left(struct dm_engine *e)
 	record_emit(e);
 }
 
-/*
- * Started from the static peers: does the record show a roster other than
- * {self} + peers -- a cluster that went on (members added, removed, or
- * this node left)?  Then forming the static roster could make a second
- * cluster beside the one that went on; this process joins through the
- * peers instead (dm_roster_init()).  No record: the first start.
- */
+/* Does the record list name as a member? */
 bool
-dm_record_moved_on(const struct dm_engine *e, const struct dm_engine_config *cfg)
+dm_record_lists(const struct dm_engine *e, const char *name)
+{
+	const struct dm_record *rec = &e->record;
+
+	for (size_t i = 0; i < rec->n_names; i++)
+		if (strcmp(rec->names[i], name) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * How a process configured with static peers starts, by its record:
+ * - no record (the first start), or the record lists exactly this node
+ *   and its peers: as a member of that static roster;
+ * - the record lists this node and only names among its peers, but not
+ *   all of them (members were removed or left): as a member of the
+ *   recorded roster at its label, the roster its earlier process had;
+ *   forming the whole static roster again could take back a removed
+ *   member beside the cluster that removed it;
+ * - the record does not list this node (it left, or was told to rejoin),
+ *   or lists names the peers do not (nodes that joined later: their
+ *   addresses are not known here): the cluster went on without this
+ *   roster, and forming it could make a second cluster beside that one
+ *   (dmlock-sim --static-restarts, seed 156/3): join through the peers.
+ */
+enum dm_record_start
+dm_record_start_kind(const struct dm_engine *e, const struct dm_engine_config *cfg)
 {
 	const struct dm_record *rec = &e->record;
 	size_t n_static = 1;
-	bool self_listed = false;
 
 	if (rec->n_names == 0 || cfg->self == NULL || (cfg->n_peers > 0 && cfg->peers == NULL))
-		return false;
+		return DM_START_STATIC;
+	if (!dm_record_lists(e, cfg->self))
+		return DM_START_JOIN;
 	for (size_t i = 0; i < cfg->n_peers; i++)
 		n_static += cfg->peers[i].name != NULL && strcmp(cfg->peers[i].name, cfg->self) != 0;
 	for (size_t i = 0; i < rec->n_names; i++) {
-		bool peer = false;
+		bool peer = strcmp(rec->names[i], cfg->self) == 0;
 
-		if (strcmp(rec->names[i], cfg->self) == 0) {
-			self_listed = true;
-			continue;
-		}
 		for (size_t k = 0; k < cfg->n_peers && !peer; k++)
 			peer = cfg->peers[k].name != NULL && strcmp(cfg->peers[k].name, rec->names[i]) == 0;
 		if (!peer)
-			return true;
+			return DM_START_JOIN;
 	}
-	return !self_listed || rec->n_names != n_static;
+	return rec->n_names == n_static ? DM_START_STATIC : DM_START_RECORDED;
 }
 
 /*

@@ -226,10 +226,14 @@ dm_roster_init(struct dm_engine *e, const struct dm_engine_config *cfg)
 			return -EINVAL;
 		if (strcmp(cfg->peers[i].name, cfg->self) == 0)
 			continue;	/* self may be listed */
+		if (e->start_recorded && !dm_record_lists(e, cfg->peers[i].name))
+			continue;	/* removed, or left, before we stopped */
 		r = roster_add(e, cfg->peers[i].name, cfg->peers[i].address, 0, NULL);
 		if (r < 0)
 			return r == -EEXIST ? -EINVAL : r;
 	}
+	if (e->start_recorded)
+		e->roster_epoch = e->record.label;
 	if (e->join_from_peers) {
 		/* The cluster went on without this roster: its peers are the
 		 * sponsors to try in turn (the config was checked above). */
@@ -288,6 +292,10 @@ dm_roster_start(struct dm_engine *e)
 		dm_membership_join_start(e);
 		return;
 	}
+	if (e->start_recorded)
+		dm_log(e, DM_LOG_NOTICE, "the membership record shows members removed or gone since "
+		    "the configured peers: starting as a member of the recorded roster", NULL,
+		    DM_SLOT_NONE);
 	struct dm_effect ready = { .type = DM_FX_READY };
 	dm_emit(e, &ready);
 }

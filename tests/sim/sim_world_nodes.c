@@ -179,6 +179,7 @@ sw_node_start(struct sim_world *w, int n, bool initial)
 	nd->exists = true;
 	nd->ready = nd->paused = nd->leaving = nd->left = nd->member_now = false;
 	nd->sponsor = sponsor_index;
+	nd->static_restart = static_roster && !initial;
 	memset(nd->wants, 0, sizeof(nd->wants));
 	memset(nd->net_since, 0, sizeof(nd->net_since));
 	memset(nd->holders, 0, sizeof(nd->holders));

@@ -92,6 +92,7 @@ struct sim_node {
 	bool		 member_now;	/* this incarnation has been a member */
 	int		 sponsor;	/* the sponsor it was started with, -1 none */
 	bool		 sponsor_config;	/* the operator gave it a sponsor= config */
+	bool		 static_restart;	/* this incarnation restarted from the static roster */
 	uint64_t	 incarnation;
 	uint64_t	 disk_floor;	/* last DM_FX_PERSIST: the disk survives crashes */
 	/* last DM_FX_PERSIST_RECORD (names are the world's node names) */
