@@ -91,6 +91,19 @@ await_cluster(int n, int rounds)
 	return false;
 }
 
+/* Every node takes lock "x" once: each learns the others' incarnations. */
+static void
+learn_incarnations(void)
+{
+	for (int i = 0; i < C.n; i++) {
+		h_acquire(&C, i, 100 + (uint64_t)i, "x", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+		h_pump(&C);
+		await_grant(100 + (uint64_t)i, 100);
+		h_release(&C, i, 100 + (uint64_t)i);
+		h_pump(&C);
+	}
+}
+
 START_TEST(test_restarts_listed_under_old_incarnations_rejoin)
 {
 	/* node1 and node2 crash and their daemons come back from the static
@@ -101,6 +114,7 @@ START_TEST(test_restarts_listed_under_old_incarnations_rejoin)
 	 * them to rejoin, and they join through it (dmlock-sim
 	 * --static-restarts, seed 15/3). */
 	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
+	learn_incarnations();
 	C.down[1] = C.down[2] = true;
 	h_advance(&C, C.now + 50);
 	restart_static(1, 2, 1, true);
@@ -108,11 +122,24 @@ START_TEST(test_restarts_listed_under_old_incarnations_rejoin)
 	link_up(1, 0);
 	link_up(2, 0);
 	link_up(1, 2);
-	h_acquire(&C, 1, 1, "f", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	/* Their first requests reach node0: told to rejoin, both join (each
+	 * once node0 removed its old incarnation, T_fail later). */
+	h_acquire(&C, 1, 50, "g", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_acquire(&C, 2, 51, "g", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
 	h_pump(&C);
-	ck_assert(await_cluster(3, 300));
-	await_grant(1, 300);
-	ck_assert_uint_gt(h_find(&C, DM_FX_GRANT, 1)->token, 0);
+	ck_assert(!h_ready(&C, 1) && !h_ready(&C, 2));
+	await_ready(1, 1000);
+	await_ready(2, 1000);
+	/* Then each node gets lock "f" in turn. */
+	for (int i = 0; i < 3; i++) {
+		h_acquire(&C, i, 1 + (uint64_t)i, "f", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+		h_pump(&C);
+		await_grant(1 + (uint64_t)i, 1000);
+		h_release(&C, i, 1 + (uint64_t)i);
+		h_pump(&C);
+	}
+	for (int i = 0; i < 3; i++)
+		ck_assert(h_ready(&C, i) && h_roster(&C, i) == 3);
 }
 END_TEST
 
@@ -142,6 +169,61 @@ START_TEST(test_static_restart_above_the_cluster_epoch_rejoins)
 	await_grant(2, 100);
 	/* Its tokens start at its floor: above everything granted before. */
 	ck_assert_uint_ge(h_find(&C, DM_FX_GRANT, 2)->token >> 40, 1000);	/* (DM_TOKEN_EPOCH_SHIFT) */
+}
+END_TEST
+
+START_TEST(test_member_tells_a_static_restart_of_a_listed_node_to_rejoin)
+{
+	/* node2 crashes and its daemon comes back from the static peers at
+	 * once: node0 still lists the old incarnation.  The new one's request
+	 * says it started from the static roster: node0 answers REJOIN at
+	 * once (without the flag it dropped the message, and left alone it
+	 * could only wait for the old incarnation's removal), and node2
+	 * joins through it. */
+	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
+	learn_incarnations();
+	C.down[2] = true;
+	h_advance(&C, C.now + 50);
+	restart_static(2, 2, 1, true);
+	ck_assert(h_ready(&C, 2));		/* a member in its own eyes */
+	link_up(2, 0);
+	link_up(2, 1);
+	h_acquire(&C, 2, 1, "f", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	deliver(2, 0, DM_RA_REQUEST);
+	ck_assert_ptr_nonnull(queued(0, 2, DM_MSG_REJOIN));
+	ck_assert_uint_eq(h_roster(&C, 0), 3);	/* no removal needed */
+	h_pump(&C);
+	ck_assert(!h_ready(&C, 2));		/* rejoining */
+	ck_assert(await_cluster(3, 300));
+}
+END_TEST
+
+START_TEST(test_lone_survivor_takes_back_a_static_restart_above_its_epoch)
+{
+	/* Two members; node0 leaves, and its daemon comes back from the static
+	 * peers without its state directory's record, at its epoch floor 5:
+	 * a member of the static roster in its own eyes.  node1, alone, never
+	 * saw an epoch above 0 and nothing raises it.  Told to rejoin, node0
+	 * must accept node1's roster at epoch 0: it joins at the epoch the
+	 * members told it, not its floor (dmlock-sim --static-restarts, seed
+	 * 7/2, before leavers kept a record: its roster was refused for
+	 * ever). */
+	struct dm_event leave = { .type = DM_EV_LEAVE };
+
+	h_init(&C, 2, DM_FAILURE_MAJORITY, 0);
+	ck_assert_int_eq(h_step(&C, 0, &leave), 0);
+	h_pump(&C);
+	ck_assert_int_eq(h_count(&C, DM_FX_LEFT), 1);
+	restart_static(0, 2, 5, false);
+	ck_assert(h_ready(&C, 0));
+	link_up(0, 1);
+	h_acquire(&C, 0, 1, "f", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&C);
+	ck_assert(await_cluster(2, 300));
+	h_acquire(&C, 0, 2, "f", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&C);
+	await_grant(2, 100);
+	ck_assert_uint_ge(h_find(&C, DM_FX_GRANT, 2)->token >> 40, 5);	/* the floor, back */
 }
 END_TEST
 
@@ -277,6 +359,8 @@ static_suite(void)
 	tcase_add_checked_fixture(tc, NULL, teardown);
 	tcase_add_test(tc, test_restarts_listed_under_old_incarnations_rejoin);
 	tcase_add_test(tc, test_static_restart_above_the_cluster_epoch_rejoins);
+	tcase_add_test(tc, test_member_tells_a_static_restart_of_a_listed_node_to_rejoin);
+	tcase_add_test(tc, test_lone_survivor_takes_back_a_static_restart_above_its_epoch);
 	tcase_add_test(tc, test_leaver_records_the_roster_without_itself);
 	tcase_add_test(tc, test_static_restart_after_leaving_joins);
 	tcase_add_test(tc, test_static_restart_without_record_is_a_member_at_once);
