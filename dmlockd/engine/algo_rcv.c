@@ -779,9 +779,15 @@ rcv_receive(struct dm_engine *e, struct dm_lock *l, dm_slot_t from, const struct
 	}
 	if (rcv_decode(e, n, m, ul, &rank, &ts) < 0)
 		return -EPROTO;
-	/* Our own tuple is ours to describe: a message cannot know a newer one. */
-	if (n->scratch.latest[n->self_rank] > s->t.latest[n->self_rank])
-		return -EPROTO;
+	/* Our own tuple is ours to describe: a message cannot know a newer one
+	 * -- except one of our previous process's, when this one started from
+	 * the static roster before the sender heard of the restart (it tells
+	 * us to rejoin when we speak: DM_MSG_F_STATIC).  Stale: ignored. */
+	if (n->scratch.latest[n->self_rank] > s->t.latest[n->self_rank]) {
+		dm_log(e, DM_LOG_DEBUG, "rcv: a message about our previous process's request; "
+		    "ignored", l, from);
+		return 0;
+	}
 	/* "Call Exchange Procedure to update SI_i" */
 	if (rcv_exchange(&s->t, &n->scratch) < 0) {
 		dm_log(e, DM_LOG_ERR, "rcv: ordered lists disagree; message ignored", l, from);

@@ -178,6 +178,16 @@ dm_record_lists(const struct dm_engine *e, const char *name)
 	return false;
 }
 
+/* Is this a process started as a member from the static peers (or its
+ * record) after an earlier one had been a member: a restart, not the
+ * cluster's first start?  (Asked while the engine is built, before this
+ * process stores a record of its own.) */
+bool
+dm_record_restarted_static(const struct dm_engine *e)
+{
+	return e->static_member && !e->record.mine && e->record.n_names > 0;
+}
+
 /*
  * How a process configured with static peers starts, by its record:
  * - no record (the first start), or the record lists exactly this node
