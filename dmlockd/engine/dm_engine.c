@@ -317,6 +317,7 @@ dm_engine_new(const struct dm_engine_config *cfg, struct dm_engine **ret)
 	if (cfg->sponsor == NULL && !e->join_from_peers) {
 		e->epoch = cfg->epoch_floor;
 		e->static_member = true;
+		e->static_restart = e->record.n_names > 0;
 	} else {
 		e->epoch_at_ready = cfg->epoch_floor;
 		e->promised_epoch = cfg->epoch_floor;

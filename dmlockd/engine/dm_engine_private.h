@@ -267,6 +267,9 @@ struct dm_engine {
 	 * the recorded ones are members (start_recorded). */
 	bool		 join_from_peers;
 	bool		 start_recorded;
+	/* Started a member from the static peers (or the record) after an
+	 * earlier process had been one: dm_record_restarted_static(). */
+	bool		 static_restart;
 	bool		 joiner_superseded;	/* its name spoke with another incarnation since */
 	char		 last_joined[DM_NODE_NAME_MAX + 1];	/* last join we finished */
 	uint64_t	 last_joined_incarnation;

@@ -34,11 +34,6 @@
 
 #include "dm_engine_private.h"
 
-static bool
-name_ok(const char *name)
-{
-	return name != NULL && dm_node_name_valid(name, strlen(name));
-}
 
 int
 dm_record_load(struct dm_engine *e, const struct dm_member_record *r)
@@ -50,12 +45,12 @@ dm_record_load(struct dm_engine *e, const struct dm_member_record *r)
 	if ((r->n_names > 0 && r->names == NULL) || (r->n_removals > 0 && r->removals == NULL))
 		return -EINVAL;
 	for (size_t i = 0; i < r->n_names; i++) {
-		if (!name_ok(r->names[i]))
+		if (!dm_node_name_str_valid(r->names[i]))
 			return -EINVAL;
 		strcpy(rec->names[i], r->names[i]);
 	}
 	for (size_t i = 0; i < r->n_removals; i++) {
-		if (!name_ok(r->removals[i].name))
+		if (!dm_node_name_str_valid(r->removals[i].name))
 			return -EINVAL;
 		strcpy(rec->removals[i].name, r->removals[i].name);
 		rec->removals[i].ballot = r->removals[i].ballot;
@@ -180,12 +175,12 @@ dm_record_lists(const struct dm_engine *e, const char *name)
 
 /* Is this a process started as a member from the static peers (or its
  * record) after an earlier one had been a member: a restart, not the
- * cluster's first start?  (Asked while the engine is built, before this
- * process stores a record of its own.) */
+ * cluster's first start?  (Set by dm_engine_new() from the record it
+ * loaded.) */
 bool
 dm_record_restarted_static(const struct dm_engine *e)
 {
-	return e->static_member && !e->record.mine && e->record.n_names > 0;
+	return e->static_restart;
 }
 
 /*
@@ -211,10 +206,12 @@ dm_record_start_kind(const struct dm_engine *e, const struct dm_engine_config *c
 
 	if (rec->n_names == 0 || cfg->self == NULL || (cfg->n_peers > 0 && cfg->peers == NULL))
 		return DM_START_STATIC;
-	if (!dm_record_lists(e, cfg->self))
-		return DM_START_JOIN;
 	for (size_t i = 0; i < cfg->n_peers; i++)
 		n_static += cfg->peers[i].name != NULL && strcmp(cfg->peers[i].name, cfg->self) != 0;
+	if (n_static == 1)
+		return DM_START_STATIC;	/* configured alone: nobody to join through */
+	if (!dm_record_lists(e, cfg->self))
+		return DM_START_JOIN;
 	for (size_t i = 0; i < rec->n_names; i++) {
 		bool peer = strcmp(rec->names[i], cfg->self) == 0;
 
