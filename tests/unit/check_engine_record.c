@@ -38,17 +38,7 @@ vote(int from, int to, uint64_t serial)
 	return v->arg;
 }
 
-/* Does node's disk hold name as a member / as an agreed removal (its
- * ballot, 0 if none)? */
-static bool
-disk_lists(int node, const char *name)
-{
-	for (size_t i = 0; i < C.record[node].n_names; i++)
-		if (strcmp(C.record[node].names[i], name) == 0)
-			return true;
-	return false;
-}
-
+/* The ballot of node's disk's agreed removal of name (0 if none). */
 static uint64_t
 disk_removal(int node, const char *name)
 {

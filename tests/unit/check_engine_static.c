@@ -18,7 +18,6 @@ restart_static(int i, uint64_t inc, uint64_t floor, bool from_disk)
 {
 	struct dm_peer_spec peers[H_NODES];
 	struct dm_engine_config cfg;
-	const struct h_record *d = &C.record[i];
 	const char *names[H_RECORD_MAX];
 	struct dm_agreed_removal removals[H_RECORD_MAX];
 
@@ -31,14 +30,8 @@ restart_static(int i, uint64_t inc, uint64_t floor, bool from_disk)
 	h_config(&cfg, C.names[i], peers, (size_t)C.n);
 	cfg.incarnation = inc;
 	cfg.epoch_floor = floor;
-	if (from_disk) {
-		for (size_t j = 0; j < d->n_names; j++)
-			names[j] = d->names[j];
-		for (size_t j = 0; j < d->n_removals; j++)
-			removals[j] = (struct dm_agreed_removal){ d->removed[j], d->ballot[j] };
-		cfg.last_record = (struct dm_member_record){ .label = d->label, .names = names,
-		    .n_names = d->n_names, .removals = removals, .n_removals = d->n_removals };
-	}
+	if (from_disk)
+		cfg.last_record = h_record_config(&C, i, names, removals);
 	ck_assert_int_eq(dm_engine_new(&cfg, &C.e[i]), 0);
 	struct dm_event tick = { .type = DM_EV_TICK };
 	ck_assert_int_eq(h_step(&C, i, &tick), 0);
@@ -54,15 +47,6 @@ link_up(int node, int peer)
 
 	ck_assert_int_eq(h_step(&C, node, &a), 0);
 	ck_assert_int_eq(h_step(&C, peer, &b), 0);
-}
-
-static bool
-disk_lists(int node, const char *name)
-{
-	for (size_t i = 0; i < C.record[node].n_names; i++)
-		if (strcmp(C.record[node].names[i], name) == 0)
-			return true;
-	return false;
 }
 
 static uint64_t
