@@ -37,8 +37,12 @@
  * the removals its sender stands by, and a lease round counts no ack of a
  * node so named (dm_lease.c, "pending removals"), only acks at the holder's
  * own roster label count, and a HEARTBEAT carries its sender's roster
- * digest ("stale ackers"); a version-4 node would do none of it. */
-#define FRAME_PROTOCOL_VERSION	5
+ * digest ("stale ackers"); a version-4 node would do none of it.  Version 6
+ * (same HELLO): engine messages may carry DM_MSG_F_STATIC (the sender
+ * started from the static roster), which a version-5 node refuses to
+ * decode, and a member answers REJOIN to such a sender when it lists
+ * another incarnation under its name. */
+#define FRAME_PROTOCOL_VERSION	6
 #define FRAME_HEADER_LEN	8
 #define FRAME_DATA_PREFIX_LEN	(FRAME_HEADER_LEN + 8)	/* header + seq */
 #define FRAME_PAYLOAD_MAX	DM_WIRE_MSG_MAX

@@ -158,11 +158,6 @@ state_record_view(struct state_record *sr, struct dm_member_record *ret)
 	};
 }
 
-static bool
-name_ok(const char *name)
-{
-	return name != NULL && dm_node_name_valid(name, strnlen(name, DM_NODE_NAME_MAX + 1));
-}
 
 /* Append to buf at *at what fmt prints; false if it does not fit. */
 static bool __attribute__((format(printf, 4, 5)))
@@ -189,14 +184,14 @@ state_record_format(const struct dm_member_record *r, char *buf, size_t size)
 	    (r->n_names > 0 && r->names == NULL) || (r->n_removals > 0 && r->removals == NULL))
 		return -EINVAL;
 	for (size_t i = 0; i < r->n_names; i++) {
-		if (!name_ok(r->names[i]))
+		if (!dm_node_name_str_valid(r->names[i]))
 			return -EINVAL;
 		for (size_t j = 0; j < i; j++)
 			if (strcmp(r->names[j], r->names[i]) == 0)
 				return -EINVAL;
 	}
 	for (size_t i = 0; i < r->n_removals; i++) {
-		if (!name_ok(r->removals[i].name))
+		if (!dm_node_name_str_valid(r->removals[i].name))
 			return -EINVAL;
 		for (size_t j = 0; j < i; j++)
 			if (strcmp(r->removals[j].name, r->removals[i].name) == 0)

@@ -215,7 +215,7 @@ ask_ts(struct dm_engine *e, struct dm_lock *l, struct hr_lock *t, uint8_t kind, 
 	struct dm_msg *m = hr_msg(e, kind, l);
 
 	m->seq = ts;
-	m->flags = t->try_once ? DM_MSG_F_TRY : 0;
+	m->flags |= t->try_once ? DM_MSG_F_TRY : 0;
 	m->arg = held ? 1 : 0;
 	if (held) {
 		t->granter = gc;

@@ -124,7 +124,7 @@ send_grequest(struct dm_engine *e, struct dm_lock *l, struct hr_lock *t)
 	m = hr_msg(e, DM_HR_GREQUEST, l);
 	m->seq = q->ts;
 	m->arg = t->greq_id;
-	m->flags = all_try ? DM_MSG_F_TRY : 0;
+	m->flags |= all_try ? DM_MSG_F_TRY : 0;
 	hr_send(e, l, hr_system_coordinator(e), m);
 }
 
@@ -304,7 +304,7 @@ release_group(struct dm_engine *e, struct dm_lock *l, struct hr_lock *t)
 	m = hr_msg(e, DM_HR_GREQREL, l);
 	m->seq = q->ts;
 	m->arg = t->greq_id;
-	m->flags = all_try ? DM_MSG_F_TRY : 0;
+	m->flags |= all_try ? DM_MSG_F_TRY : 0;
 	m->payload_len = 8;
 	for (int i = 0; i < 8; i++)
 		m->payload[i] = (uint8_t)(released >> (8 * i));

@@ -198,7 +198,7 @@ lp_request(struct dm_engine *e, struct dm_lock *l, enum dm_mode mode, bool try_o
 	m = dm_msg_begin(e, DM_LP_REQUEST, l);
 	m->seq = s->our_seq;
 	m->serial = s->lease_serial;
-	m->flags = try_once ? DM_MSG_F_TRY : 0;
+	m->flags |= try_once ? DM_MSG_F_TRY : 0;
 	for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
 	    j = dm_roster_next(e, j)) {
 		if (j == self || dm_roster_departing(e, j))
@@ -376,7 +376,7 @@ lp_timer(struct dm_engine *e, struct dm_lock *l)
 		m = dm_msg_begin(e, DM_LP_ARE_YOU_THERE, l);
 		m->seq = s->our_seq;
 		m->serial = s->lease_serial;
-		m->flags = s->try_once ? DM_MSG_F_TRY : 0;
+		m->flags |= s->try_once ? DM_MSG_F_TRY : 0;
 		for (size_t j = 0; j < DM_NODES_MAX; j++) {
 			bool wait = dm_bit_get(s->awaiting, j) || dm_bit_get(s->queued, j);
 			dm_bit_set(s->probed, j, wait);

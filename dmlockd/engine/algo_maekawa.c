@@ -94,7 +94,7 @@ mk_send_full(struct dm_engine *e, struct dm_lock *l, dm_slot_t to, uint8_t kind,
 	m->arg = n->view;
 	m->serial = (node_clean(n) ? MK_CLEAN : 0) | ((uint64_t)sub << MK_SUB_SHIFT) |
 	    (lease << MK_LEASE_SHIFT);
-	m->flags = try_once ? DM_MSG_F_TRY : 0;
+	m->flags |= try_once ? DM_MSG_F_TRY : 0;
 	dm_send(e, to, m);
 }
 

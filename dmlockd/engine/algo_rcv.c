@@ -57,7 +57,7 @@
 #include "algo_rcv.h"
 #include "dm_algorithm.h"
 
-#define RCV_F_MSG_ORDERED	DM_MSG_F_ALL	/* PROBE_ACK: your tuple is in our NONL (the codec allows one flag bit) */
+#define RCV_F_MSG_ORDERED	(DM_MSG_F_TRY | DM_MSG_F_MEMBER)	/* PROBE_ACK: your tuple is in our NONL */
 
 enum rcv_timer_phase {
 	RCV_TIMER_NONE = 0,
@@ -242,7 +242,7 @@ rcv_send_si(struct dm_engine *e, struct dm_lock *l, uint8_t kind, uint16_t to, u
 	int r;
 
 	m->seq = seq;
-	m->flags = flags;
+	m->flags |= flags;
 	if (hdr_len > 0)
 		memcpy(m->payload, hdr, hdr_len);
 	r = rcv_table_encode(&s->t, prefer, m->payload + hdr_len, DM_MSG_PAYLOAD_MAX - hdr_len);
@@ -698,7 +698,7 @@ rcv_receive(struct dm_engine *e, struct dm_lock *l, dm_slot_t from, const struct
 		    m->serial == n->gen && m->arg == n->fp && q->t.latest[fr] == m->seq &&
 		    rcv_nonl_find(&q->t, fr) >= 0;
 		if (ordered)
-			a->flags = RCV_F_MSG_ORDERED;
+			a->flags |= RCV_F_MSG_ORDERED;
 		dm_send(e, from, a);
 		/* Its RM may be lost after it was ordered (Order decides several
 		 * tuples at once): its predecessor passes the CS on if it can. */
@@ -779,9 +779,15 @@ rcv_receive(struct dm_engine *e, struct dm_lock *l, dm_slot_t from, const struct
 	}
 	if (rcv_decode(e, n, m, ul, &rank, &ts) < 0)
 		return -EPROTO;
-	/* Our own tuple is ours to describe: a message cannot know a newer one. */
-	if (n->scratch.latest[n->self_rank] > s->t.latest[n->self_rank])
-		return -EPROTO;
+	/* Our own tuple is ours to describe: a message cannot know a newer one
+	 * -- except one of our previous process's, when this one started from
+	 * the static roster before the sender heard of the restart (it tells
+	 * us to rejoin when we speak: DM_MSG_F_STATIC).  Stale: ignored. */
+	if (n->scratch.latest[n->self_rank] > s->t.latest[n->self_rank]) {
+		dm_log(e, DM_LOG_DEBUG, "rcv: a message about our previous process's request; "
+		    "ignored", l, from);
+		return 0;
+	}
 	/* "Call Exchange Procedure to update SI_i" */
 	if (rcv_exchange(&s->t, &n->scratch) < 0) {
 		dm_log(e, DM_LOG_ERR, "rcv: ordered lists disagree; message ignored", l, from);

@@ -217,7 +217,7 @@ ra_request(struct dm_engine *e, struct dm_lock *l, enum dm_mode mode, bool try_o
 	m->seq = s->our_seq;
 	m->serial = s->lease_serial;
 	m->mode = (uint8_t)mode;
-	m->flags = try_once ? DM_MSG_F_TRY : 0;
+	m->flags |= try_once ? DM_MSG_F_TRY : 0;
 	for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
 	    j = dm_roster_next(e, j)) {
 		if (j == self)
@@ -402,7 +402,7 @@ ra_timer(struct dm_engine *e, struct dm_lock *l)
 		m->seq = s->our_seq;
 		m->serial = s->lease_serial;
 		m->mode = s->mode;
-		m->flags = s->try_once ? DM_MSG_F_TRY : 0;
+		m->flags |= s->try_once ? DM_MSG_F_TRY : 0;
 		for (size_t j = 0; j < DM_NODES_MAX; j++)
 			if (dm_bit_get(s->awaiting, j))
 				dm_send(e, (dm_slot_t)j, m);

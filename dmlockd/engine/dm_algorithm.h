@@ -148,6 +148,10 @@ const char	*dm_roster_name(const struct dm_engine *e, dm_slot_t slot);
 uint64_t	 dm_roster_incarnation(const struct dm_engine *e, dm_slot_t slot);
 /* Is this node a member (not joining, restarting to rejoin, or gone)? */
 bool		 dm_roster_joined(const struct dm_engine *e);
+/* Started as a member from the static peers after an earlier process of
+ * this node had been one (its membership record): a restart, not the
+ * cluster's first start. */
+bool		 dm_record_restarted_static(const struct dm_engine *e);
 /* The algorithm suspects slot of having failed (RA §7.4 second timeout). */
 void		 dm_roster_suspect(struct dm_engine *e, dm_slot_t slot);
 /* True while the member is leaving (RA §7.3) or being removed. */

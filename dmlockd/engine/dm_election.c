@@ -32,6 +32,20 @@ dm_election_init(struct dm_engine *e, struct dm_election *el,
 	/* The election lock lives as long as the engine: it gives the
 	 * algorithm a node-level peer_gone and timer. */
 	(void)dm_election_lock(e);
+	/* A process restarted from the static roster (its record says an
+	 * earlier one was a member) computes the same epoch 1 and the same
+	 * coordinator as the cluster's first start, but epoch 1's state was
+	 * its earlier process's: as the coordinator it would hold every idle
+	 * token again beside the ones it had handed out (dmlock-sim
+	 * --restarts static: a TOKEN arrived at a coordinator that held the
+	 * lock's token already).  It takes part in nothing until an election
+	 * starts a new epoch, the path that regenerates a lost token: older
+	 * epochs' tokens are discarded wherever they reappear. */
+	if (dm_record_restarted_static(e)) {
+		el->status = DM_EL_ELECTION;
+		el->deferred = true;
+		dm_lock_timer_arm(e, dm_election_lock(e), dm_now(e) + 1);
+	}
 }
 
 struct dm_lock *

@@ -29,7 +29,8 @@ dm_msg_begin(struct dm_engine *e, uint8_t kind, const struct dm_lock *l)
 
 	m->kind = kind;
 	m->mode = 0;
-	m->flags = 0;
+	/* (Algorithms add their flags to this one.) */
+	m->flags = e->static_member ? DM_MSG_F_STATIC : 0;
 	m->node_len = 0;
 	m->address_len = 0;
 	m->payload_len = 0;
@@ -308,7 +309,15 @@ dm_engine_new(const struct dm_engine_config *cfg, struct dm_engine **ret)
 		goto fail;
 	r = -EINVAL;
 	if (cfg->sponsor == NULL) {
+		enum dm_record_start kind = dm_record_start_kind(e, cfg);
+
+		e->join_from_peers = kind == DM_START_JOIN;
+		e->start_recorded = kind == DM_START_RECORDED;
+	}
+	if (cfg->sponsor == NULL && !e->join_from_peers) {
 		e->epoch = cfg->epoch_floor;
+		e->static_member = true;
+		e->static_restart = e->record.n_names > 0;
 	} else {
 		e->epoch_at_ready = cfg->epoch_floor;
 		e->promised_epoch = cfg->epoch_floor;
@@ -471,8 +480,7 @@ engine_receive(struct dm_engine *e, const char *peer, const struct dm_msg *m)
 		/* ... but whoever talks to us knows us: a sponsor worth asking;
 		 * and its epoch tells how old a roster we may accept. */
 		dm_membership_sponsor_hint(e, peer);
-		if (m->epoch > e->epoch)
-			e->epoch = m->epoch;
+		dm_epoch_learn(e, m->epoch);
 		/* The one exception: a sponsor that already counts us must get
 		 * our permission for the roster lock (we never want it), or no
 		 * sponsor could ever finish our join. */
@@ -498,7 +506,7 @@ engine_receive(struct dm_engine *e, const char *peer, const struct dm_msg *m)
 		return dm_roster_receive(e, from, peer, m);	/* tells it to rejoin */
 	if (e->rx_other_incarnation)
 		dm_membership_other_incarnation(e, from, m);
-	if (e->rx_other_incarnation && !msg_is_roster_lock(m)) {
+	if (e->rx_other_incarnation && (!msg_is_roster_lock(m) || (m->flags & DM_MSG_F_STATIC))) {
 		/* Another incarnation than the one we list speaks under that
 		 * name: a dead one's late message, or a new one whose NODE_ADD
 		 * has not reached us yet.  Its requests and answers must not be
@@ -510,7 +518,15 @@ engine_receive(struct dm_engine *e, const char *peer, const struct dm_msg *m)
 		 * Not on the roster lock: a joiner's permission for a sponsor's
 		 * roster lock (it never wants that lock itself) is what lets a
 		 * sponsor that still lists the old incarnation finish at all
-		 * (seeds 255/8, 84/13, crashes). */
+		 * (seeds 255/8, 84/13, crashes).
+		 * A process started from the static roster (a daemon with
+		 * peers= that crashed and came back before we removed its old
+		 * incarnation) is not a joiner: it must rejoin, or it stays a
+		 * member in its own eyes only, and once most listed
+		 * incarnations are such ones nobody can remove them
+		 * (dmlock-sim --static-restarts, seed 15/3). */
+		if (m->flags & DM_MSG_F_STATIC)
+			return dm_membership_on_stranger(e, peer, m);
 		return 0;
 	}
 	if (!e->rx_other_incarnation)
@@ -518,8 +534,7 @@ engine_receive(struct dm_engine *e, const char *peer, const struct dm_msg *m)
 	if (e->nodes[from].incarnation == 0 && !e->nodes[from].condemned)
 		e->nodes[from].incarnation = m->incarnation;
 	dm_token_observe(e, m->token);
-	if (m->epoch > e->epoch)
-		e->epoch = m->epoch;
+	dm_epoch_learn(e, m->epoch);
 	l = dm_table_lock_find(e, m->lock, m->lock_len);
 	r = e->algo->receive(e, l, from, m);
 	l = dm_table_lock_find(e, m->lock, m->lock_len);
@@ -652,6 +667,7 @@ dm_engine_get_stats(const struct dm_engine *e, struct dm_engine_stats *ret)
 	ret->waiters_local = e->waiting_local;
 	ret->epoch = e->epoch;
 	ret->roster_label = e->roster_epoch;
+	ret->static_member = e->static_member;
 	ret->ready = dm_roster_ready(e);
 }
 

@@ -282,6 +282,8 @@ struct dm_engine_stats {
 	uint64_t	 epoch;			/* roster epoch */
 	uint64_t	 roster_label;		/* the epoch of the roster's newest removal */
 	bool		 ready;
+	bool		 static_member;		/* started from the static roster (or the
+						 * record), not joined through a sponsor since */
 };
 void dm_engine_get_stats(const struct dm_engine *engine, struct dm_engine_stats *ret);
 

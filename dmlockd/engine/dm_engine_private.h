@@ -257,6 +257,19 @@ struct dm_engine {
 	uint8_t		 ack_waiting[DM_NODES_MAX / 8];
 	uint16_t	 ack_waiting_n;
 	bool		 sponsoring;	/* roster lock requested for a joiner */
+	/* Started from the static roster, not joined through a sponsor since:
+	 * every message says so (DM_MSG_F_STATIC), and a member that lists
+	 * another incarnation under our name tells us to rejoin. */
+	bool		 static_member;
+	/* Configured with static peers, but the membership record shows a
+	 * cluster that went on (dm_record_start_kind()): the peers are
+	 * sponsors to join through, not members (join_from_peers), or only
+	 * the recorded ones are members (start_recorded). */
+	bool		 join_from_peers;
+	bool		 start_recorded;
+	/* Started a member from the static peers (or the record) after an
+	 * earlier process had been one: dm_record_restarted_static(). */
+	bool		 static_restart;
 	bool		 joiner_superseded;	/* its name spoke with another incarnation since */
 	char		 last_joined[DM_NODE_NAME_MAX + 1];	/* last join we finished */
 	uint64_t	 last_joined_incarnation;
@@ -309,6 +322,10 @@ struct dm_engine {
 		bool		 refusal_logged;
 	}		 record;
 	uint64_t	 epoch_at_ready;	/* a joiner's floor: its epoch once a member */
+	/* epoch without this process's own floor: the highest epoch another
+	 * node told us (dm_epoch_learn()) or a removal we announced.  A member
+	 * told to rejoin goes back to it (restart_and_rejoin_why()). */
+	uint64_t	 epoch_heard;
 
 	/* Leases (majority policy). */
 	dm_msec_t	 lease_until;
@@ -383,6 +400,15 @@ void		 dm_floor_persist(struct dm_engine *e);
 int		 dm_record_load(struct dm_engine *e, const struct dm_member_record *r);
 void		 dm_record_roster(struct dm_engine *e);
 int		 dm_record_agree(struct dm_engine *e, const char *subject, uint64_t ballot);
+void		 dm_record_left(struct dm_engine *e);
+enum dm_record_start {
+	DM_START_STATIC,	/* a member of the configured static roster */
+	DM_START_RECORDED,	/* a member of the recorded roster (a subset of it) */
+	DM_START_JOIN,		/* join through the static peers */
+};
+bool		 dm_record_lists(const struct dm_engine *e, const char *name);
+enum dm_record_start dm_record_start_kind(const struct dm_engine *e,
+		    const struct dm_engine_config *cfg);
 bool		 dm_record_saw_removed(const struct dm_engine *e, const char *peer,
 		    uint64_t label);
 uint64_t	 dm_msg_sender_incarnation(const struct dm_msg *m);
@@ -462,5 +488,16 @@ void		 dm_lease_timer(struct dm_engine *e);
 int		 dm_lease_on_heartbeat(struct dm_engine *e, dm_slot_t from, const struct dm_msg *m);
 int		 dm_lease_on_heartbeat_ack(struct dm_engine *e, dm_slot_t from,
 		    const struct dm_msg *m);
+
+/* Take an epoch another node told us (or one a removal we made decided):
+ * our own rises to it, and so does epoch_heard. */
+static inline void
+dm_epoch_learn(struct dm_engine *e, uint64_t epoch)
+{
+	if (epoch > e->epoch)
+		e->epoch = epoch;
+	if (epoch > e->epoch_heard)
+		e->epoch_heard = epoch;
+}
 
 #endif /* DM_ENGINE_PRIVATE_H */

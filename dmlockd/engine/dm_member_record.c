@@ -34,11 +34,6 @@
 
 #include "dm_engine_private.h"
 
-static bool
-name_ok(const char *name)
-{
-	return name != NULL && dm_node_name_valid(name, strlen(name));
-}
 
 int
 dm_record_load(struct dm_engine *e, const struct dm_member_record *r)
@@ -50,12 +45,12 @@ dm_record_load(struct dm_engine *e, const struct dm_member_record *r)
 	if ((r->n_names > 0 && r->names == NULL) || (r->n_removals > 0 && r->removals == NULL))
 		return -EINVAL;
 	for (size_t i = 0; i < r->n_names; i++) {
-		if (!name_ok(r->names[i]))
+		if (!dm_node_name_str_valid(r->names[i]))
 			return -EINVAL;
 		strcpy(rec->names[i], r->names[i]);
 	}
 	for (size_t i = 0; i < r->n_removals; i++) {
-		if (!name_ok(r->removals[i].name))
+		if (!dm_node_name_str_valid(r->removals[i].name))
 			return -EINVAL;
 		strcpy(rec->removals[i].name, r->removals[i].name);
 		rec->removals[i].ballot = r->removals[i].ballot;
@@ -126,6 +121,106 @@ dm_record_roster(struct dm_engine *e)
 			rec->removals[kept++] = rec->removals[i];
 	rec->n_removals = kept;
 	record_emit(e);
+}
+
+/*
+ * We leave gracefully, or are told to rejoin: the record keeps the roster
+ * we leave behind, without us.  A later process started from the static peers sees from it
+ * that the cluster went on without it (dm_record_start_kind()) and
+ * joins through a sponsor, instead of forming the static roster again
+ * beside the members that went on (dmlock-sim --static-restarts, seed
+ * 156/3: three static members left one by one, leaving a node that had
+ * joined meanwhile, and restarted from their peers they granted beside
+ * it).  The last member leaves a roster of none: no record of names, and
+ * its next process forms the static roster again.
+ */
+void
+dm_record_left(struct dm_engine *e)
+{
+	struct dm_record *rec = &e->record;
+	size_t kept = 0;
+
+	if (e->emit == NULL)
+		return;
+	if (rec->mine || e->roster_epoch >= rec->label) {
+		rec->label = e->roster_epoch;
+		rec->n_names = 0;
+		for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
+		    j = dm_roster_next(e, j))
+			if (j != e->self)
+				strcpy(rec->names[rec->n_names++], e->nodes[j].name);
+	} else {
+		/* (An earlier process's roster, newer than ours: keep it.) */
+		for (size_t i = 0; i < rec->n_names; i++)
+			if (strcmp(rec->names[i], e->nodes[e->self].name) != 0)
+				memmove(rec->names[kept++], rec->names[i], sizeof(rec->names[i]));
+		rec->n_names = kept;
+	}
+	rec->mine = true;
+	rec->digest = 0;	/* (no roster of ours to compare with any more) */
+	record_emit(e);
+}
+
+/* Does the record list name as a member? */
+bool
+dm_record_lists(const struct dm_engine *e, const char *name)
+{
+	const struct dm_record *rec = &e->record;
+
+	for (size_t i = 0; i < rec->n_names; i++)
+		if (strcmp(rec->names[i], name) == 0)
+			return true;
+	return false;
+}
+
+/* Is this a process started as a member from the static peers (or its
+ * record) after an earlier one had been a member: a restart, not the
+ * cluster's first start?  (Set by dm_engine_new() from the record it
+ * loaded.) */
+bool
+dm_record_restarted_static(const struct dm_engine *e)
+{
+	return e->static_restart;
+}
+
+/*
+ * How a process configured with static peers starts, by its record:
+ * - no record (the first start), or the record lists exactly this node
+ *   and its peers: as a member of that static roster;
+ * - the record lists this node and only names among its peers, but not
+ *   all of them (members were removed or left): as a member of the
+ *   recorded roster at its label, the roster its earlier process had;
+ *   forming the whole static roster again could take back a removed
+ *   member beside the cluster that removed it;
+ * - the record does not list this node (it left, or was told to rejoin),
+ *   or lists names the peers do not (nodes that joined later: their
+ *   addresses are not known here): the cluster went on without this
+ *   roster, and forming it could make a second cluster beside that one
+ *   (dmlock-sim --static-restarts, seed 156/3): join through the peers.
+ */
+enum dm_record_start
+dm_record_start_kind(const struct dm_engine *e, const struct dm_engine_config *cfg)
+{
+	const struct dm_record *rec = &e->record;
+	size_t n_static = 1;
+
+	if (rec->n_names == 0 || cfg->self == NULL || (cfg->n_peers > 0 && cfg->peers == NULL))
+		return DM_START_STATIC;
+	for (size_t i = 0; i < cfg->n_peers; i++)
+		n_static += cfg->peers[i].name != NULL && strcmp(cfg->peers[i].name, cfg->self) != 0;
+	if (n_static == 1)
+		return DM_START_STATIC;	/* configured alone: nobody to join through */
+	if (!dm_record_lists(e, cfg->self))
+		return DM_START_JOIN;
+	for (size_t i = 0; i < rec->n_names; i++) {
+		bool peer = strcmp(rec->names[i], cfg->self) == 0;
+
+		for (size_t k = 0; k < cfg->n_peers && !peer; k++)
+			peer = cfg->peers[k].name != NULL && strcmp(cfg->peers[k].name, rec->names[i]) == 0;
+		if (!peer)
+			return DM_START_JOIN;
+	}
+	return rec->n_names == n_static ? DM_START_STATIC : DM_START_RECORDED;
 }
 
 /*

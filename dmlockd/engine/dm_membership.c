@@ -21,10 +21,14 @@ dm_roster_receive(struct dm_engine *e, dm_slot_t from, const char *peer, const s
 		e->member_epoch = m->epoch;
 		e->member_epoch_at = e->now;
 	}
-	if (e->membership == DM_MEMBER_JOINING && m->epoch > e->epoch)
-		e->epoch = m->epoch;	/* rosters older than this are stale */
+	if (e->membership == DM_MEMBER_JOINING)
+		dm_epoch_learn(e, m->epoch);	/* rosters older than this are stale */
 	if (from != DM_SLOT_NONE && e->rx_other_incarnation) {
 		dm_membership_other_incarnation(e, from, m);
+		/* Started from the static roster under the name of a member we
+		 * list: it must rejoin (see dm_engine_receive). */
+		if (m->flags & DM_MSG_F_STATIC)
+			return dm_membership_on_stranger(e, peer, m);
 		/* Another incarnation than the one we list under that name
 		 * (e.g. messages of a dead incarnation, delayed past its
 		 * successor's join): it speaks for no member.  Kinds that a new
@@ -70,8 +74,8 @@ dm_roster_receive(struct dm_engine *e, dm_slot_t from, const char *peer, const s
 		 * the restarted nodes that our roster is older than one they
 		 * had heard of: seed 1533/6, see the member_epoch rule in
 		 * dm_membership_on_suspect().) */
-		if (m->epoch > e->epoch && m->kind != DM_MSG_JOIN)
-			e->epoch = m->epoch;
+		if (m->kind != DM_MSG_JOIN)
+			dm_epoch_learn(e, m->epoch);
 	}
 	if (m->kind >= DM_MSG_ALGO_BASE)
 		return dm_membership_on_stranger(e, peer, m);

@@ -18,10 +18,7 @@ dm_membership_announce_failure_at(struct dm_engine *e, dm_slot_t slot, uint64_t 
 	 *  broadcast by the node detecting the failure." */
 	struct dm_msg *m;
 
-	if (epoch > e->epoch)
-		e->epoch = epoch;
-	else
-		e->epoch = epoch_next(e);
+	dm_epoch_learn(e, epoch > e->epoch ? epoch : epoch_next(e));
 	if (e->epoch > e->promised_epoch)
 		e->promised_epoch = e->epoch;
 	dm_membership_roster_label(e, e->epoch);
@@ -142,7 +139,15 @@ restart_and_rejoin_why(struct dm_engine *e, const char *told_by, const char *why
 		    sizeof(e->nodes[j].address));
 		e->n_sponsors++;
 	}
+	/* The members went on without us: a later process started from the
+	 * static peers must join too (dm_record_moved_on()), not form that
+	 * roster again (dmlock-sim --static-restarts, seed 1135/4: a node
+	 * told to rejoin crashed while joining, came back as a member of the
+	 * static roster, and the other restarted peers joined it beside the
+	 * member that had gone on). */
+	dm_record_left(e);
 	e->membership = DM_MEMBER_RESTARTING;
+	e->static_member = false;	/* (we join through a sponsor now) */
 	e->n_departed = 0;
 	e->departed_next = 0;
 	dm_membership_sponsor_abort(e);	/* never answer a JOIN from a roster we throw away */
@@ -157,6 +162,19 @@ restart_and_rejoin_why(struct dm_engine *e, const char *told_by, const char *why
 	e->nodes[e->self].incarnation = e->incarnation;
 	e->incarnation_since = e->now;
 	e->roster_epoch = 0;	/* (the sponsor's snapshot brings its label) */
+	/* Back to the epoch the others told us, as a joiner started with a
+	 * sponsor has: while we join, our epoch says how old a roster we may
+	 * take, and this process's floor may be above every member's (a
+	 * static member restarted at its floor after the others removed it:
+	 * a lone survivor's epoch never rises, and its roster was refused
+	 * for ever -- dmlock-sim --static-restarts, seed 7/2).  The floor
+	 * comes back when we are a member (dm_membership_ready()), and our
+	 * ballots stay above it meanwhile. */
+	if (e->epoch > e->epoch_at_ready)
+		e->epoch_at_ready = e->epoch;
+	if (e->epoch > e->promised_epoch)
+		e->promised_epoch = e->epoch;
+	e->epoch = e->epoch_heard;
 	e->vote_subject = DM_SLOT_NONE;
 	dm_timer_stop(e, &e->heartbeat_timer);
 	dm_timer_stop(e, &e->lease_timer);

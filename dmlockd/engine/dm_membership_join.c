@@ -60,6 +60,7 @@ dm_membership_join_cluster(struct dm_engine *e, const char *sponsor, const char 
 	 * a node of this name (it was removed, then ran alone) is another
 	 * incarnation.  Fencing tokens go on from this node's highest, so no
 	 * resource sees one go backwards. */
+	e->static_member = false;
 	e->incarnation += (uint64_t)1 << 48;
 	e->nodes[e->self].incarnation = e->incarnation;
 	e->incarnation_since = e->now;
@@ -363,8 +364,7 @@ dm_membership_on_roster_end(struct dm_engine *e, const char *peer, const struct 
 		e->nodes[j].via_add = false;
 	}
 	e->algo->clock_merge(e, m->seq);
-	if (m->epoch > e->epoch)
-		e->epoch = m->epoch;
+	dm_epoch_learn(e, m->epoch);
 	e->join_epoch = e->epoch;
 	e->roster_epoch = m->roster_epoch;	/* the sponsor's: its roster is ours now */
 	dm_membership_departed_erase(e);

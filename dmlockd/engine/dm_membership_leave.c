@@ -99,6 +99,7 @@ dm_membership_left(struct dm_engine *e)
 			dm_log(e, DM_LOG_WARNING, "membership record full: a member that did not "
 			    "acknowledge our leave is not kept", NULL, j);
 	}
+	dm_record_left(e);
 	e->membership = DM_MEMBER_LEFT;
 	dm_timer_stop(e, &e->roster_timer);
 	dm_timer_stop(e, &e->heartbeat_timer);

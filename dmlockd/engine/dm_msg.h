@@ -82,7 +82,9 @@ enum dm_maekawa_kind {
 /* flags */
 #define DM_MSG_F_TRY	0x01u	/* a try-once request: answer "busy" instead of deferring */
 #define DM_MSG_F_MEMBER	0x02u	/* JOIN_REFUSED, REJOIN: the sender is an active member */
-#define DM_MSG_F_ALL	0x03u
+#define DM_MSG_F_STATIC	0x04u	/* any message: the sender started from the static roster
+				 * and has not joined through a sponsor since */
+#define DM_MSG_F_ALL	0x07u
 
 /* HEARTBEAT_ACK arg: the member refuses to acknowledge (it agreed to
  * remove the sender). */

@@ -226,9 +226,33 @@ dm_roster_init(struct dm_engine *e, const struct dm_engine_config *cfg)
 			return -EINVAL;
 		if (strcmp(cfg->peers[i].name, cfg->self) == 0)
 			continue;	/* self may be listed */
+		if (e->start_recorded && !dm_record_lists(e, cfg->peers[i].name))
+			continue;	/* removed, or left, before we stopped */
 		r = roster_add(e, cfg->peers[i].name, cfg->peers[i].address, 0, NULL);
 		if (r < 0)
 			return r == -EEXIST ? -EINVAL : r;
+	}
+	if (e->start_recorded)
+		e->roster_epoch = e->record.label;
+	if (e->join_from_peers) {
+		/* The cluster went on without this roster: its peers are the
+		 * sponsors to try in turn (the config was checked above). */
+		for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
+		    j = dm_roster_next(e, j)) {
+			struct dm_sponsor *sp = &e->sponsors[e->n_sponsors];
+
+			if (j == e->self)
+				continue;
+			memcpy(sp->name, e->nodes[j].name, sizeof(sp->name));
+			memcpy(sp->address, e->nodes[j].address, sizeof(sp->address));
+			e->n_sponsors++;
+		}
+		for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
+		    j = dm_roster_next(e, j))
+			if (j != e->self)
+				dm_roster_erase_quiet(e, j);
+		e->membership = DM_MEMBER_JOINING;
+		return 0;
 	}
 	if (cfg->sponsor != NULL) {
 		size_t nlen = cfg->sponsor->name != NULL ? strlen(cfg->sponsor->name) : 0;
@@ -261,9 +285,17 @@ dm_roster_start(struct dm_engine *e)
 		dm_emit(e, &fx);
 	}
 	if (e->membership == DM_MEMBER_JOINING) {
+		if (e->join_from_peers)
+			dm_log(e, DM_LOG_NOTICE, "the membership record shows a cluster that went on "
+			    "without the configured peers' roster: joining it through them", NULL,
+			    DM_SLOT_NONE);
 		dm_membership_join_start(e);
 		return;
 	}
+	if (e->start_recorded)
+		dm_log(e, DM_LOG_NOTICE, "the membership record shows members removed or gone since "
+		    "the configured peers: starting as a member of the recorded roster", NULL,
+		    DM_SLOT_NONE);
 	struct dm_effect ready = { .type = DM_FX_READY };
 	dm_emit(e, &ready);
 }
@@ -369,6 +401,23 @@ dm_roster_departing(const struct dm_engine *e, dm_slot_t slot)
 	return slot < DM_NODES_MAX && e->nodes[slot].used && e->nodes[slot].departing;
 }
 
+/* A process restarted from the static roster says so on every link that
+ * comes up: a member that lists an earlier incarnation under our name
+ * answers REJOIN at once (DM_MSG_F_STATIC), not only once a client of ours
+ * asks for a lock (tests/cluster/24-static-restart.sh: an idle restarted
+ * node was never told).  A HEARTBEAT of round 0: its ack counts for no
+ * lease. */
+static void
+static_hello(struct dm_engine *e, dm_slot_t s)
+{
+	struct dm_msg *m = dm_msg_begin(e, DM_MSG_HEARTBEAT, NULL);
+
+	m->token = 0;
+	m->serial = 0;
+	m->arg = dm_roster_digest(e);
+	dm_send(e, s, m);
+}
+
 void
 dm_roster_link(struct dm_engine *e, const char *peer, bool up)
 {
@@ -388,4 +437,6 @@ dm_roster_link(struct dm_engine *e, const char *peer, bool up)
 	e->nodes[s].link_up = up;
 	if (up)
 		e->nodes[s].last_heard = e->now;
+	if (up && e->static_member && e->static_restart && e->membership == DM_MEMBER_ACTIVE)
+		static_hello(e, s);
 }

@@ -2,6 +2,8 @@
  * dm_types.c: validation of the names that cross trust boundaries
  * (lock names from clients, node names from peers and config).
  */
+#include <string.h>
+
 #include "dm_types.h"
 
 bool
@@ -36,4 +38,10 @@ dm_node_name_valid(const char *name, size_t len)
 			return false;
 	}
 	return true;
+}
+
+bool
+dm_node_name_str_valid(const char *name)
+{
+	return name != NULL && dm_node_name_valid(name, strnlen(name, DM_NODE_NAME_MAX + 1));
 }

@@ -34,6 +34,8 @@ enum dm_mode {
  */
 bool dm_lock_name_valid(const char *name, size_t len);
 bool dm_node_name_valid(const char *name, size_t len);
+/* The same for a C string (NULL: not valid). */
+bool dm_node_name_str_valid(const char *name);
 
 /* splitmix64's finaliser (Steele, Lea and Flood, "Fast splittable
  * pseudorandom number generators", 2014) on x + its gamma: a well-mixed

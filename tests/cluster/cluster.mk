@@ -16,6 +16,7 @@ cluster_tests = \
 	tests/cluster/21-freeze-holder-node.sh \
 	tests/cluster/22-freeze-rejoin.sh \
 	tests/cluster/23-send-queue-overflow.sh \
+	tests/cluster/24-static-restart.sh \
 	tests/cluster/30-sponsor-join.sh \
 	tests/cluster/31-graceful-leave.sh \
 	tests/cluster/32-runtime-join.sh \

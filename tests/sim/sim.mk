@@ -30,9 +30,14 @@ SIM_TESTS = \
 	tests/sim/check_sim_random_large \
 	tests/sim/check_sim_random_wide \
 	tests/sim/check_sim_negative \
-	tests/sim/check_sim_metrics
+	tests/sim/check_sim_metrics \
+	tests/sim/check_sim_static
 check_PROGRAMS += $(SIM_TESTS)
 TESTS += $(SIM_TESTS)
+
+tests_sim_check_sim_static_SOURCES = tests/sim/check_sim_static.c
+tests_sim_check_sim_static_CFLAGS = $(SIM_TEST_CFLAGS)
+tests_sim_check_sim_static_LDADD = $(SIM_TEST_LDADD)
 
 tests_sim_check_sim_checker_SOURCES = tests/sim/check_sim_checker.c
 tests_sim_check_sim_checker_CFLAGS = $(SIM_TEST_CFLAGS)

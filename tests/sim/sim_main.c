@@ -41,6 +41,11 @@ usage(FILE *out)
 	    "                       gate does (every tenth seed fault-free, exact counts)\n"
 
 	    "  --partition-any      partitions may cut off a majority, not only minorities\n"
+	    "  --restarts sponsor|static|both  how crashed or departed initial members\n"
+	    "                       restart: through a sponsor (default), from the static\n"
+	    "                       roster (dmlockd with peers= under systemd), or a hash\n"
+	    "                       of the seed picks one, half the seeds each\n"
+	    "  --static-restarts    the same as --restarts static\n"
 	    "  --workload random|forever|light|heavy\n"
 	    "  --no-shared          exclusive requests only\n"
 	    "  --break never-defer|probe-bare-reply|stale-token|no-lease|greedy-handoff\n"
@@ -204,18 +209,29 @@ rotated_faults(uint32_t mask, uint64_t s)
 	return n == 0 ? 0 : kinds[(s / 10 + s) % n];
 }
 
-/* --election both: the election of seed s, from a hash of s (the seed's
- * parity would tie it to the cluster size and the fault kind, which are
- * taken modulo small numbers). */
-static const char *
-seed_election(uint64_t s)
+/* A hash of seed s (splitmix64): --election both and --restarts both
+ * take a bit each (the seed's parity would tie them to the cluster size
+ * and the fault kind, which are taken modulo small numbers). */
+static uint64_t
+seed_hash(uint64_t s)
 {
 	uint64_t z = s + UINT64_C(0x9e3779b97f4a7c15);
 
 	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
 	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-	z ^= z >> 31;
-	return (z & 1) ? "invitation" : "bully";
+	return z ^ (z >> 31);
+}
+
+static const char *
+seed_election(uint64_t s)
+{
+	return (seed_hash(s) & 1) ? "invitation" : "bully";
+}
+
+static bool
+seed_static_restarts(uint64_t s)
+{
+	return (seed_hash(s) & 2) != 0;
 }
 
 int
@@ -225,7 +241,7 @@ main(int argc, char **argv)
 		O_SEED = 256, O_SEEDS, O_NODES, O_ALGO, O_POLICY, O_FAULTS, O_NOFAULTS,
 		O_MASK, O_PANY, O_WORKLOAD, O_NOSHARED, O_BREAK, O_METRICS, O_TRACE,
 		O_FAULTMS, O_CALMMS, O_DELAY, O_MAXREP, O_QUIET, O_HELP, O_CONST, O_ROTATE,
-		O_ELECTION, O_GROUPSIZE, O_FINGERPRINTS,
+		O_ELECTION, O_GROUPSIZE, O_FINGERPRINTS, O_STATIC, O_RESTARTS,
 	};
 	static const struct option opts[] = {
 		{ "seed", required_argument, NULL, O_SEED },
@@ -239,6 +255,8 @@ main(int argc, char **argv)
 		{ "no-faults", no_argument, NULL, O_NOFAULTS },
 		{ "fault-mask", required_argument, NULL, O_MASK },
 		{ "partition-any", no_argument, NULL, O_PANY },
+		{ "static-restarts", no_argument, NULL, O_STATIC },
+		{ "restarts", required_argument, NULL, O_RESTARTS },
 		{ "workload", required_argument, NULL, O_WORKLOAD },
 		{ "no-shared", no_argument, NULL, O_NOSHARED },
 		{ "break", required_argument, NULL, O_BREAK },
@@ -259,7 +277,7 @@ main(int argc, char **argv)
 	uint64_t slo = 1, shi = 100, nlo = 3, nhi = 3, v;
 	uint64_t max_reports = 3, reported = 0, failed = 0;
 	bool metrics = false, quiet = false, rotate = false, fingerprints = false;
-	bool both_elections = false;
+	bool both_elections = false, both_restarts = false;
 	enum sim_workload workload;
 	uint32_t mask;
 	struct size_stats *stats;
@@ -320,6 +338,16 @@ main(int argc, char **argv)
 			break;
 		case O_PANY:
 			cfg.partition_any = true;
+			break;
+		case O_STATIC:
+			cfg.static_restarts = true;
+			break;
+		case O_RESTARTS:
+			both_restarts = strcmp(optarg, "both") == 0;
+			if (!both_restarts && strcmp(optarg, "static") != 0 &&
+			    strcmp(optarg, "sponsor") != 0)
+				goto bad;
+			cfg.static_restarts = strcmp(optarg, "static") == 0;
 			break;
 		case O_WORKLOAD:
 			if (strcmp(optarg, "random") == 0)
@@ -400,6 +428,8 @@ main(int argc, char **argv)
 		cfg.nodes = (unsigned)(nlo + s % (nhi - nlo + 1));
 		if (both_elections)
 			cfg.election = seed_election(s);
+		if (both_restarts)
+			cfg.static_restarts = seed_static_restarts(s);
 		cfg.report = reported < max_reports ? stderr : NULL;
 		r = sim_run(&cfg, &res);
 		if (r < 0) {
@@ -411,9 +441,10 @@ main(int argc, char **argv)
 		if (r > 0) {
 			failed++;
 			if (reported++ >= max_reports)
-				fprintf(stderr, "DMSIM_SEED=%" PRIu64 " nodes=%u%s%s VIOLATION %s: %s\n",
+				fprintf(stderr, "DMSIM_SEED=%" PRIu64 " nodes=%u%s%s%s VIOLATION %s: %s\n",
 				    s, cfg.nodes, both_elections ? " election=" : "",
 				    both_elections ? cfg.election : "",
+				    cfg.static_restarts ? " restarts=static" : "",
 				    sim_violation_name(res.violation), res.what);
 		}
 		account(&stats[cfg.nodes], &res, r);
@@ -425,12 +456,13 @@ main(int argc, char **argv)
 			    s - slo + 1, failed);
 	}
 	printf("dmlock-sim: seeds %" PRIu64 "..%" PRIu64 " nodes %" PRIu64 "-%" PRIu64
-	    " algorithm %s%s%s policy %s faults %#x%s: %" PRIu64 " runs, %" PRIu64 " violations\n",
+	    " algorithm %s%s%s policy %s faults %#x%s%s: %" PRIu64 " runs, %" PRIu64 " violations\n",
 	    slo, shi, nlo, nhi, cfg.algorithm ? cfg.algorithm : "ricart-agrawala",
 	    cfg.election ? " election " : "",
 	    both_elections ? "both" : cfg.election ? cfg.election : "",
 	    cfg.policy == DM_FAILURE_PAPER ? "paper" : "majority", mask,
 	    rotate ? " (one kind per seed)" : "",
+	    both_restarts ? " restarts both" : cfg.static_restarts ? " restarts static" : "",
 	    shi - slo + 1, failed);
 	for (uint64_t n = nlo; n <= nhi; n++)
 		if (stats[n].runs)

@@ -223,17 +223,19 @@ report(struct sim_world *w)
 	if (!out)
 		return;
 	fprintf(out, "DMSIM_SEED=%" PRIu64 " nodes=%u algorithm=%s election=%s group_size=%u"
-	    " policy=%s faults=%#x workload=%d breakage=%#x\n", w->cfg.seed, w->cfg.nodes,
-	    w->cfg.algorithm, w->cfg.election ? w->cfg.election : "bully", w->cfg.group_size,
-	    w->cfg.policy == DM_FAILURE_PAPER ? "paper" : "majority", w->cfg.faults,
-	    (int)w->cfg.workload, w->cfg.breakage);
+	    " policy=%s faults=%#x workload=%d breakage=%#x restarts=%s\n", w->cfg.seed,
+	    w->cfg.nodes, w->cfg.algorithm, w->cfg.election ? w->cfg.election : "bully",
+	    w->cfg.group_size, w->cfg.policy == DM_FAILURE_PAPER ? "paper" : "majority",
+	    w->cfg.faults, (int)w->cfg.workload, w->cfg.breakage,
+	    w->cfg.static_restarts ? "static" : "sponsor");
 	fprintf(out, "VIOLATION %s at %" PRIu64 "us: %s\n", sim_violation_name(w->ck.violation),
 	    w->now, w->ck.what);
 	fprintf(out, "--- last %zu trace lines ---\n", w->trace.count);
 	sim_trace_dump(&w->trace, out);
-	fprintf(out, "--- end of trace (replay: dmlock-sim --seed %" PRIu64 " --nodes %u%s%s --trace) ---\n",
+	fprintf(out, "--- end of trace (replay: dmlock-sim --seed %" PRIu64 " --nodes %u%s%s%s --trace) ---\n",
 	    w->cfg.seed, w->cfg.nodes, w->cfg.faults ? "" : " --no-faults",
-	    w->cfg.policy == DM_FAILURE_PAPER ? " --policy paper" : "");
+	    w->cfg.policy == DM_FAILURE_PAPER ? " --policy paper" : "",
+	    w->cfg.static_restarts ? " --restarts static" : "");
 }
 
 /* Fold one handled event into the run's fingerprint (FNV-1a over its

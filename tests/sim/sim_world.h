@@ -91,6 +91,10 @@ struct sim_config {
 	sim_time_t	(*hold_time)(void *ctx, int node, uint64_t random);
 	void		*hook_ctx;
 	unsigned	 crash_victim;
+	/* Restart the initial members (crashed or left) from the static
+	 * roster, as dmlockd with `peers=` under systemd does, instead of
+	 * through a sponsor; nodes that joined later still rejoin through one. */
+	bool		 static_restarts;
 };
 
 struct sim_result {

@@ -158,6 +158,21 @@ sw_handle(struct sim_world *w, const struct sim_event *sev)
 		if (sw_node_start(w, n, false) < 0)
 			sw_push(w, w->now + 20 * MS, EV_RESTART, n, 0, 0, 0);
 		return;
+	case EV_STATIC_STRANDED:
+		if (!nd->exists || nd->incarnation != sev->b || nd->ready || nd->member_now)
+			return;
+		if (sw_static_peer_member(w, n)) {
+			sw_push(w, w->now + SIM_OPERATOR_WAIT_MS * MS, EV_STATIC_STRANDED, n, 0,
+			    nd->incarnation, 0);
+			return;
+		}
+		TRACE(w, "%s: the operator restarts it with a sponsor: none of its static peers "
+		    "is a member", nd->name);
+		sw_node_gone(w, n, "stopped by the operator");
+		nd->sponsor_config = true;
+		if (sw_node_start(w, n, false) < 0)
+			sw_push(w, w->now + 20 * MS, EV_RESTART, n, 0, 0, 0);
+		return;
 	case EV_UNCUT:
 		sw_uncut(w, (int)sev->a, (int)sev->b);
 		return;

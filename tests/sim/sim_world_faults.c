@@ -142,6 +142,21 @@ current_member(const struct sim_world *w, unsigned i)
 	return true;
 }
 
+/* A static restart that is still a member in its own eyes only: no member
+ * has told it to rejoin yet, or none lists the old incarnation (the whole
+ * cluster restarted).  Not counted as the member a crash or leave must
+ * leave: it may be told to rejoin next. */
+static bool
+unconfirmed_static(const struct sim_world *w, unsigned i)
+{
+	struct dm_engine_stats st;
+
+	if (!w->nodes[i].static_restart)
+		return false;
+	dm_engine_get_stats(w->nodes[i].eng, &st);
+	return st.static_member;
+}
+
 /* Ready members other than n: a crash or leave must leave one to sponsor
  * the others' rejoin (losing every member is a cluster-wide outage, outside
  * the failure model; nobody would be left to admit anyone).  A node removed
@@ -157,8 +172,20 @@ other_ready(const struct sim_world *w, int n)
 
 	for (unsigned i = 0; i < w->n_slots; i++)
 		k += (int)i != n && w->nodes[i].exists && w->nodes[i].ready &&
-		    !w->nodes[i].leaving && current_member(w, i);
+		    !w->nodes[i].leaving && current_member(w, i) && !unconfirmed_static(w, i);
 	return k;
+}
+
+/* Is one of node n's static peers (the initial members) a member of the
+ * cluster now? */
+bool
+sw_static_peer_member(const struct sim_world *w, int n)
+{
+	for (unsigned i = 0; i < w->cfg.nodes && i < w->n_slots; i++)
+		if ((int)i != n && w->nodes[i].exists && w->nodes[i].ready &&
+		    !w->nodes[i].leaving && current_member(w, i))
+			return true;
+	return false;
 }
 
 void

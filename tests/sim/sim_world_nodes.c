@@ -130,6 +130,7 @@ sw_node_start(struct sim_world *w, int n, bool initial)
 	struct dm_agreed_removal disk_removals[SIM_NODES_MAX];
 	size_t np = 0;
 	int sponsor_index = -1;
+	bool static_roster;
 	int r;
 
 	for (size_t i = 0; i < nd->disk_n_names; i++)
@@ -144,7 +145,11 @@ sw_node_start(struct sim_world *w, int n, bool initial)
 		.n_removals = nd->disk_n_removals,
 	};
 
-	if (initial) {
+	/* An initial member always has the static roster in its config:
+	 * with static_restarts it starts from it again. */
+	static_roster = initial || (w->cfg.static_restarts && (unsigned)n < w->cfg.nodes &&
+	    !nd->sponsor_config);
+	if (static_roster) {
 		for (unsigned i = 0; i < w->cfg.nodes; i++) {
 			peers[np].name = w->nodes[i].name;
 			peers[np].address = w->nodes[i].address;
@@ -174,13 +179,21 @@ sw_node_start(struct sim_world *w, int n, bool initial)
 	nd->exists = true;
 	nd->ready = nd->paused = nd->leaving = nd->left = nd->member_now = false;
 	nd->sponsor = sponsor_index;
+	nd->static_restart = static_roster && !initial;
 	memset(nd->wants, 0, sizeof(nd->wants));
 	memset(nd->net_since, 0, sizeof(nd->net_since));
 	memset(nd->holders, 0, sizeof(nd->holders));
 	TRACE(w, "%s: start incarnation %" PRIu64 " %s%s", nd->name, nd->incarnation,
-	    initial ? "with the static roster" : "joining through ",
-	    initial ? "" : cfg.sponsor->name);
+	    static_roster ? "with the static roster" : "joining through ",
+	    static_roster ? "" : cfg.sponsor->name);
 	sw_push(w, w->now, EV_START, n, 0, nd->incarnation, 0);
+	/* A static restart that its record makes join through its peers is
+	 * stranded when none of them is a member (the cluster went on with
+	 * nodes that joined later): the operator gives it a sponsor, as
+	 * dmlockd's log asks. */
+	if (static_roster && !initial)
+		sw_push(w, w->now + SIM_OPERATOR_WAIT_MS * MS, EV_STATIC_STRANDED, n, 0,
+		    nd->incarnation, 0);
 	/* Peers that keep a link to this name see the new incarnation. */
 	if (!initial)
 		for (unsigned i = 0; i < w->n_slots; i++)

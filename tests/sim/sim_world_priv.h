@@ -56,6 +56,7 @@ enum ev_kind {
 	EV_RESUME,		/* paused node resumes; incarnation b */
 	EV_RESTART,		/* crashed/left node starts again */
 	EV_SPONSOR_GONE,	/* node's sponsor left for good; incarnation b */
+	EV_STATIC_STRANDED,	/* static restart still joining? incarnation b */
 	EV_UNCUT,		/* heal cut a <-> b */
 	EV_HEAL,		/* end of the fault phase */
 	EV_SETTLE,		/* cluster settled: arm the Appendix bound */
@@ -90,6 +91,8 @@ struct sim_node {
 	bool		 ever;		/* was ever a member */
 	bool		 member_now;	/* this incarnation has been a member */
 	int		 sponsor;	/* the sponsor it was started with, -1 none */
+	bool		 sponsor_config;	/* the operator gave it a sponsor= config */
+	bool		 static_restart;	/* this incarnation restarted from the static roster */
 	uint64_t	 incarnation;
 	uint64_t	 disk_floor;	/* last DM_FX_PERSIST: the disk survives crashes */
 	/* last DM_FX_PERSIST_RECORD (names are the world's node names) */
@@ -183,6 +186,7 @@ void sw_do_input(struct sim_world *w, const struct sim_event *sev);
 void sw_link_notify(struct sim_world *w, int n, int peer, bool up);
 void sw_uncut(struct sim_world *w, int a, int b);
 void sw_fault_inject(struct sim_world *w);
+bool sw_static_peer_member(const struct sim_world *w, int n);
 void sw_heal_all(struct sim_world *w);
 
 /* Small and hot: inlined where used. */

@@ -38,17 +38,7 @@ vote(int from, int to, uint64_t serial)
 	return v->arg;
 }
 
-/* Does node's disk hold name as a member / as an agreed removal (its
- * ballot, 0 if none)? */
-static bool
-disk_lists(int node, const char *name)
-{
-	for (size_t i = 0; i < C.record[node].n_names; i++)
-		if (strcmp(C.record[node].names[i], name) == 0)
-			return true;
-	return false;
-}
-
+/* The ballot of node's disk's agreed removal of name (0 if none). */
 static uint64_t
 disk_removal(int node, const char *name)
 {
@@ -253,27 +243,6 @@ START_TEST(test_leaver_helps_a_member_that_acknowledged)
 }
 END_TEST
 
-START_TEST(test_static_start_keeps_a_newer_record)
-{
-	/* A daemon of a static roster starts as a member of the configured
-	 * roster (label 0): that must not overwrite the record of an earlier
-	 * process that saw node2 removed at label 5.  Once its roster is as
-	 * new, it is stored. */
-	const char *names[] = { "node0", "node1" };
-	struct dm_msg m;
-
-	h_init_with(&C, 3, &(struct dm_engine_config){ .failure_policy = DM_FAILURE_MAJORITY,
-	    .last_record = { .label = 5, .names = names, .n_names = 2 } });
-	for (int i = 0; i < 3; i++)
-		ck_assert_uint_eq(C.record[i].n_names, 0);	/* nothing stored over it */
-	h_subject_msg(&m, DM_MSG_NODE_FAILED, "node2", 1);
-	m.epoch = 5;
-	inject(0, 1, &m);
-	ck_assert_uint_eq(C.record[1].label, 5);
-	ck_assert_uint_eq(C.record[1].n_names, 2);
-}
-END_TEST
-
 START_TEST(test_record_refused_when_invalid)
 {
 	struct dm_engine_config cfg;
@@ -312,7 +281,6 @@ main(void)
 	tcase_add_test(tc, test_leaver_refuses_a_member_that_missed_its_leave);
 	tcase_add_test(tc, test_leaver_without_record_helps_a_member_that_missed_its_leave);
 	tcase_add_test(tc, test_leaver_helps_a_member_that_acknowledged);
-	tcase_add_test(tc, test_static_start_keeps_a_newer_record);
 	tcase_add_test(tc, test_record_refused_when_invalid);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);

@@ -127,7 +127,7 @@ START_TEST(test_bad_header_fields)
 	size_t len;
 	static const struct { size_t off; uint8_t val; } bad[] = {
 		{ OFF_VERSION, 0 }, { OFF_VERSION, 1 }, { OFF_VERSION, 3 }, { OFF_KIND, 0 }, { OFF_KIND, DM_MSG_ENGINE_MAX_ },
-		{ OFF_KIND, 63 }, { OFF_MODE, 2 }, { OFF_MODE, 255 }, { OFF_FLAGS, 4 },
+		{ OFF_KIND, 63 }, { OFF_MODE, 2 }, { OFF_MODE, 255 }, { OFF_FLAGS, 8 },
 		{ OFF_FLAGS, 0x80 },
 	};
 

@@ -233,6 +233,32 @@ h_init(struct h_cluster *c, int n, enum dm_failure_policy policy, uint32_t break
 	    .test_breakage = breakage });
 }
 
+/* Node i's last stored membership record as a config's last_record,
+ * pointing into names and removals (H_RECORD_MAX each). */
+static inline struct dm_member_record
+h_record_config(const struct h_cluster *c, int i, const char **names,
+    struct dm_agreed_removal *removals)
+{
+	const struct h_record *d = &c->record[i];
+
+	for (size_t j = 0; j < d->n_names; j++)
+		names[j] = d->names[j];
+	for (size_t j = 0; j < d->n_removals; j++)
+		removals[j] = (struct dm_agreed_removal){ d->removed[j], d->ballot[j] };
+	return (struct dm_member_record){ .label = d->label, .names = names,
+	    .n_names = d->n_names, .removals = removals, .n_removals = d->n_removals };
+}
+
+/* Does node's last stored record list name as a member? */
+static inline bool
+h_disk_lists(const struct h_cluster *c, int node, const char *name)
+{
+	for (size_t i = 0; i < c->record[node].n_names; i++)
+		if (strcmp(c->record[node].names[i], name) == 0)
+			return true;
+	return false;
+}
+
 /* Start (or restart with a new incarnation) node i as a joiner through
  * sponsor; from_disk: with the membership record node i stored last. */
 static inline void
@@ -241,7 +267,6 @@ h_join_from(struct h_cluster *c, int i, int sponsor, enum dm_failure_policy poli
 {
 	struct dm_engine_config cfg;
 	struct dm_peer_spec sp = { .name = c->names[sponsor], .address = "127.0.0.1:2" };
-	const struct h_record *d = &c->record[i];
 	const char *names[H_RECORD_MAX];
 	struct dm_agreed_removal removals[H_RECORD_MAX];
 
@@ -255,14 +280,8 @@ h_join_from(struct h_cluster *c, int i, int sponsor, enum dm_failure_policy poli
 	cfg.failure_policy = policy;
 	cfg.incarnation = incarnation;
 	cfg.sponsor = &sp;
-	if (from_disk) {
-		for (size_t j = 0; j < d->n_names; j++)
-			names[j] = d->names[j];
-		for (size_t j = 0; j < d->n_removals; j++)
-			removals[j] = (struct dm_agreed_removal){ d->removed[j], d->ballot[j] };
-		cfg.last_record = (struct dm_member_record){ .label = d->label, .names = names,
-		    .n_names = d->n_names, .removals = removals, .n_removals = d->n_removals };
-	}
+	if (from_disk)
+		cfg.last_record = h_record_config(c, i, names, removals);
 	ck_assert_int_eq(dm_engine_new(&cfg, &c->e[i]), 0);
 	struct dm_event ev = { .type = DM_EV_TICK };
 	ck_assert_int_eq(h_step(c, i, &ev), 0);
@@ -549,6 +568,7 @@ teardown(void)
 #define await_ready(node, rounds)	h_await_ready(&C, (node), (rounds))
 #define await_grant(h, rounds)		h_await_grant(&C, (h), (rounds))
 #define init_acquainted(n)		h_init_acquainted(&C, (n))
+#define disk_lists(node, name)		h_disk_lists(&C, (node), (name))
 #endif /* H_FILE_CLUSTER */
 
 #endif /* ENGINE_HARNESS_H */

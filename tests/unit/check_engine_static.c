@@ -1,0 +1,369 @@
+/*
+ * check_engine_static.c: restarts from a static roster (a daemon with
+ * peers= that systemd starts again after a crash, a stop or a halt) --
+ * which roster the new process starts from by its membership record
+ * (dm_record_start_kind()), the record a leaver or a removed node keeps,
+ * a static process told to rejoin when the members list another
+ * incarnation under its name (DM_MSG_F_STATIC), and the epoch it joins at
+ * (epoch_heard).  dmlock-sim --static-restarts exercises the same at
+ * random; each test here is one case it found.
+ */
+#define H_FILE_CLUSTER	/* engine_harness.h: one cluster C, teardown(), short names on C */
+#include "engine_harness.h"
+
+/* Start node i again from the static peers node0..node{n-1} (n = C.n),
+ * incarnation inc, epoch floor floor; from_disk: with its last record. */
+static void
+restart_static(int i, uint64_t inc, uint64_t floor, bool from_disk)
+{
+	struct dm_peer_spec peers[H_NODES];
+	struct dm_engine_config cfg;
+	const char *names[H_RECORD_MAX];
+	struct dm_agreed_removal removals[H_RECORD_MAX];
+
+	for (int k = 0; k < C.n; k++) {
+		peers[k].name = C.names[k];
+		peers[k].address = "127.0.0.1:2";
+	}
+	C.e[i] = dm_engine_free(C.e[i]);
+	C.down[i] = false;
+	h_config(&cfg, C.names[i], peers, (size_t)C.n);
+	cfg.incarnation = inc;
+	cfg.epoch_floor = floor;
+	if (from_disk)
+		cfg.last_record = h_record_config(&C, i, names, removals);
+	ck_assert_int_eq(dm_engine_new(&cfg, &C.e[i]), 0);
+	struct dm_event tick = { .type = DM_EV_TICK };
+	ck_assert_int_eq(h_step(&C, i, &tick), 0);
+}
+
+/* The transport of node and peer sees their link come up (a restarted
+ * daemon connects to its peers). */
+static void
+link_up(int node, int peer)
+{
+	struct dm_event a = { .type = DM_EV_LINK_UP, .u.link.peer = C.names[peer] };
+	struct dm_event b = { .type = DM_EV_LINK_UP, .u.link.peer = C.names[node] };
+
+	ck_assert_int_eq(h_step(&C, node, &a), 0);
+	ck_assert_int_eq(h_step(&C, peer, &b), 0);
+}
+
+static uint64_t
+label_of(int node)
+{
+	struct dm_engine_stats st;
+
+	dm_engine_get_stats(C.e[node], &st);
+	return st.roster_label;
+}
+
+/* Advance in 100 ms steps until every node of 0..n-1 is ready with a
+ * roster of n, at most rounds steps; true if they are. */
+static bool
+await_cluster(int n, int rounds)
+{
+	for (int k = 0; k <= rounds; k++) {
+		bool all = true;
+
+		for (int i = 0; i < n && all; i++)
+			all = h_ready(&C, i) && h_roster(&C, i) == (size_t)n;
+		if (all)
+			return true;
+		h_advance(&C, C.now + 100);
+	}
+	return false;
+}
+
+/* Every node takes lock "x" once: each learns the others' incarnations. */
+static void
+learn_incarnations(void)
+{
+	for (int i = 0; i < C.n; i++) {
+		h_acquire(&C, i, 100 + (uint64_t)i, "x", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+		h_pump(&C);
+		await_grant(100 + (uint64_t)i, 100);
+		h_release(&C, i, 100 + (uint64_t)i);
+		h_pump(&C);
+	}
+}
+
+START_TEST(test_restarts_listed_under_old_incarnations_rejoin)
+{
+	/* node1 and node2 crash and their daemons come back from the static
+	 * peers before node0 noticed: node0 lists both old incarnations, a
+	 * majority of its roster it can never remove (their successors' votes
+	 * are another incarnation's), and drops the successors' requests.
+	 * Their messages say they started from the static roster: node0 tells
+	 * them to rejoin, and they join through it (dmlock-sim
+	 * --static-restarts, seed 15/3). */
+	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
+	learn_incarnations();
+	C.down[1] = C.down[2] = true;
+	h_advance(&C, C.now + 50);
+	restart_static(1, 2, 1, true);
+	restart_static(2, 2, 1, true);
+	link_up(1, 0);
+	link_up(2, 0);
+	link_up(1, 2);
+	/* Their first requests reach node0: told to rejoin, both join (each
+	 * once node0 removed its old incarnation, T_fail later). */
+	h_acquire(&C, 1, 50, "g", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_acquire(&C, 2, 51, "g", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&C);
+	ck_assert(!h_ready(&C, 1) && !h_ready(&C, 2));
+	await_ready(1, 1000);
+	await_ready(2, 1000);
+	/* Then each node gets lock "f" in turn. */
+	for (int i = 0; i < 3; i++) {
+		h_acquire(&C, i, 1 + (uint64_t)i, "f", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+		h_pump(&C);
+		await_grant(1 + (uint64_t)i, 1000);
+		h_release(&C, i, 1 + (uint64_t)i);
+		h_pump(&C);
+	}
+	for (int i = 0; i < 3; i++)
+		ck_assert(h_ready(&C, i) && h_roster(&C, i) == 3);
+}
+END_TEST
+
+START_TEST(test_static_restart_above_the_cluster_epoch_rejoins)
+{
+	/* node2 stops; node0 and node1 remove it.  Its daemon comes back from
+	 * the static peers at its epoch floor, far above the cluster's (its
+	 * earlier process saw many epochs; the two survivors' epoch never
+	 * rises on its own).  Told to rejoin, it must take the survivors'
+	 * roster, older than its own floor: it joins at the epoch the others
+	 * told it, and its floor comes back once it is a member (dmlock-sim
+	 * --static-restarts, seed 7/2). */
+	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
+	C.down[2] = true;
+	h_acquire(&C, 0, 1, "f", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&C);
+	await_grant(1, 100);
+	ck_assert_uint_eq(h_roster(&C, 0), 2);
+	h_release(&C, 0, 1);
+	h_pump(&C);
+	restart_static(2, 2, 1000, false);
+	link_up(2, 0);
+	link_up(2, 1);
+	ck_assert(await_cluster(3, 300));
+	h_acquire(&C, 2, 2, "f", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&C);
+	await_grant(2, 100);
+	/* Its tokens start at its floor: above everything granted before. */
+	ck_assert_uint_ge(h_find(&C, DM_FX_GRANT, 2)->token >> 40, 1000);	/* (DM_TOKEN_EPOCH_SHIFT) */
+}
+END_TEST
+
+START_TEST(test_member_tells_a_static_restart_of_a_listed_node_to_rejoin)
+{
+	/* node2 crashes and its daemon comes back from the static peers at
+	 * once: node0 still lists the old incarnation.  The new one's request
+	 * says it started from the static roster: node0 answers REJOIN at
+	 * once (without the flag it dropped the message, and left alone it
+	 * could only wait for the old incarnation's removal), and node2
+	 * joins through it. */
+	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
+	learn_incarnations();
+	C.down[2] = true;
+	h_advance(&C, C.now + 50);
+	restart_static(2, 2, 1, true);
+	ck_assert(h_ready(&C, 2));		/* a member in its own eyes */
+	link_up(2, 0);
+	link_up(2, 1);
+	h_acquire(&C, 2, 1, "f", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	deliver(2, 0, DM_RA_REQUEST);
+	ck_assert_ptr_nonnull(queued(0, 2, DM_MSG_REJOIN));
+	ck_assert_uint_eq(h_roster(&C, 0), 3);	/* no removal needed */
+	h_pump(&C);
+	ck_assert(!h_ready(&C, 2));		/* rejoining */
+	ck_assert(await_cluster(3, 300));
+}
+END_TEST
+
+START_TEST(test_lone_survivor_takes_back_a_static_restart_above_its_epoch)
+{
+	/* Two members; node0 leaves, and its daemon comes back from the static
+	 * peers without its state directory's record, at its epoch floor 5:
+	 * a member of the static roster in its own eyes.  node1, alone, never
+	 * saw an epoch above 0 and nothing raises it.  Told to rejoin, node0
+	 * must accept node1's roster at epoch 0: it joins at the epoch the
+	 * members told it, not its floor (dmlock-sim --static-restarts, seed
+	 * 7/2, before leavers kept a record: its roster was refused for
+	 * ever). */
+	struct dm_event leave = { .type = DM_EV_LEAVE };
+
+	h_init(&C, 2, DM_FAILURE_MAJORITY, 0);
+	ck_assert_int_eq(h_step(&C, 0, &leave), 0);
+	h_pump(&C);
+	ck_assert_int_eq(h_count(&C, DM_FX_LEFT), 1);
+	restart_static(0, 2, 5, false);
+	ck_assert(h_ready(&C, 0));
+	link_up(0, 1);
+	h_acquire(&C, 0, 1, "f", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&C);
+	ck_assert(await_cluster(2, 300));
+	h_acquire(&C, 0, 2, "f", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&C);
+	await_grant(2, 100);
+	ck_assert_uint_ge(h_find(&C, DM_FX_GRANT, 2)->token >> 40, 5);	/* the floor, back */
+}
+END_TEST
+
+/* node2 leaves gracefully (every member acknowledges). */
+static void
+node2_leaves(void)
+{
+	struct dm_event leave = { .type = DM_EV_LEAVE };
+
+	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
+	ck_assert_int_eq(h_step(&C, 2, &leave), 0);
+	h_pump(&C);
+	ck_assert_int_eq(h_count(&C, DM_FX_LEFT), 1);
+	ck_assert_uint_eq(h_roster(&C, 0), 2);
+}
+
+START_TEST(test_leaver_records_the_roster_without_itself)
+{
+	node2_leaves();
+	ck_assert_uint_eq(C.record[2].n_names, 2);
+	ck_assert(disk_lists(2, "node0") && disk_lists(2, "node1") && !disk_lists(2, "node2"));
+}
+END_TEST
+
+START_TEST(test_static_restart_after_leaving_joins)
+{
+	/* Restarted from the static peers, the leaver does not start as a
+	 * member of the static roster (beside members that may have gone on
+	 * without it: dmlock-sim --static-restarts, seed 156/3) but joins
+	 * through its peers. */
+	node2_leaves();
+	restart_static(2, 2, 1, true);
+	ck_assert(!h_ready(&C, 2));
+	ck_assert_ptr_nonnull(queued(2, 0, DM_MSG_JOIN));
+	link_up(2, 0);
+	link_up(2, 1);
+	ck_assert(await_cluster(3, 300));
+}
+END_TEST
+
+START_TEST(test_static_restart_without_record_is_a_member_at_once)
+{
+	/* The control: the same restart without its record starts as a
+	 * member of the static roster, as on the first start. */
+	node2_leaves();
+	restart_static(2, 2, 1, false);
+	ck_assert(h_ready(&C, 2));
+	ck_assert_uint_eq(h_roster(&C, 2), 3);
+}
+END_TEST
+
+START_TEST(test_told_to_rejoin_records_the_roster_without_itself)
+{
+	/* node2 was removed while frozen; the REJOIN it gets makes its record
+	 * say so, so that its next process joins too (dmlock-sim
+	 * --static-restarts, seed 1135/4: a removed node crashed while joining
+	 * and came back as a member of the static roster). */
+	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
+	C.down[2] = true;
+	h_acquire(&C, 0, 1, "f", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&C);
+	await_grant(1, 100);
+	C.down[2] = false;
+	ck_assert(disk_lists(2, "node2"));
+	link_up(0, 2);
+	h_pump(&C);
+	ck_assert(!h_ready(&C, 2));
+	ck_assert(!disk_lists(2, "node2"));
+	ck_assert(disk_lists(2, "node0") && disk_lists(2, "node1"));
+	restart_static(2, 2, 1, true);
+	ck_assert(!h_ready(&C, 2));
+}
+END_TEST
+
+START_TEST(test_static_start_from_a_smaller_record_keeps_it)
+{
+	/* Every daemon of a static roster restarts; their earlier processes
+	 * removed node2 at label 5 (it never came back).  node0 and node1
+	 * start as members of the recorded roster at its label, not of the
+	 * static one that would take node2 back; node2's process (whose
+	 * record does not list it) joins through its peers. */
+	const char *names[] = { "node0", "node1" };
+
+	h_init_with(&C, 3, &(struct dm_engine_config){ .failure_policy = DM_FAILURE_MAJORITY,
+	    .last_record = { .label = 5, .names = names, .n_names = 2 } });
+	for (int i = 0; i < 2; i++) {
+		ck_assert(h_ready(&C, i));
+		ck_assert_uint_eq(h_roster(&C, i), 2);
+		ck_assert_uint_eq(label_of(i), 5);
+		ck_assert_uint_eq(C.record[i].label, 5);
+		ck_assert_uint_eq(C.record[i].n_names, 2);
+	}
+	ck_assert(!h_ready(&C, 2));
+	ck_assert(await_cluster(3, 300));
+}
+END_TEST
+
+START_TEST(test_static_start_with_a_later_member_joins)
+{
+	/* The record lists node5, which joined after the static roster was
+	 * written (its address is not known here): the cluster went on, so
+	 * node0 joins through its peers instead of forming the old roster. */
+	const char *names[] = { "node0", "node1", "node2", "node5" };
+
+	h_init_with(&C, 3, &(struct dm_engine_config){ .failure_policy = DM_FAILURE_MAJORITY,
+	    .last_record = { .label = 0, .names = names, .n_names = 4 } });
+	for (int i = 0; i < 3; i++) {
+		ck_assert(!h_ready(&C, i));
+		ck_assert_uint_eq(h_roster(&C, i), 1);
+	}
+}
+END_TEST
+
+START_TEST(test_static_start_with_the_same_record_is_a_member)
+{
+	const char *names[] = { "node2", "node0", "node1" };
+
+	h_init_with(&C, 3, &(struct dm_engine_config){ .failure_policy = DM_FAILURE_MAJORITY,
+	    .last_record = { .label = 4, .names = names, .n_names = 3 } });
+	for (int i = 0; i < 3; i++) {
+		ck_assert(h_ready(&C, i));
+		ck_assert_uint_eq(h_roster(&C, i), 3);
+	}
+}
+END_TEST
+
+static Suite *
+static_suite(void)
+{
+	Suite *s = suite_create("engine_static");
+	TCase *tc = tcase_create("static restarts");
+
+	tcase_add_checked_fixture(tc, NULL, teardown);
+	tcase_add_test(tc, test_restarts_listed_under_old_incarnations_rejoin);
+	tcase_add_test(tc, test_static_restart_above_the_cluster_epoch_rejoins);
+	tcase_add_test(tc, test_member_tells_a_static_restart_of_a_listed_node_to_rejoin);
+	tcase_add_test(tc, test_lone_survivor_takes_back_a_static_restart_above_its_epoch);
+	tcase_add_test(tc, test_leaver_records_the_roster_without_itself);
+	tcase_add_test(tc, test_static_restart_after_leaving_joins);
+	tcase_add_test(tc, test_static_restart_without_record_is_a_member_at_once);
+	tcase_add_test(tc, test_told_to_rejoin_records_the_roster_without_itself);
+	tcase_add_test(tc, test_static_start_from_a_smaller_record_keeps_it);
+	tcase_add_test(tc, test_static_start_with_a_later_member_joins);
+	tcase_add_test(tc, test_static_start_with_the_same_record_is_a_member);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(static_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? 0 : 1;
+}
