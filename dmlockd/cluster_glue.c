@@ -352,6 +352,31 @@ fail:
 	return r;
 }
 
+static void
+drain_deadline(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd, (void)what;
+	*(bool *)arg = true;
+}
+
+void
+dmd_cluster_drain(struct dmd_cluster *c, struct event_base *base, int ms)
+{
+	struct timeval tv = { .tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000 };
+	bool late = false;
+	struct event *deadline;
+
+	if (c == NULL || base == NULL || !peer_transport_writing(c->transport))
+		return;
+	deadline = evtimer_new(base, drain_deadline, &late);
+	if (deadline == NULL)
+		return;
+	evtimer_add(deadline, &tv);
+	while (!late && peer_transport_writing(c->transport))
+		event_base_loop(base, EVLOOP_ONCE);
+	event_free(deadline);
+}
+
 struct dmd_cluster *
 dmd_cluster_free(struct dmd_cluster *c)
 {

@@ -25,6 +25,12 @@ int dmd_cluster_new(struct dmd_daemon *daemon, const struct dmd_config *config,
     uint64_t incarnation, uint64_t seed, struct dmd_cluster **ret);
 struct dmd_cluster *dmd_cluster_free(struct dmd_cluster *cluster);
 
+/* Before exiting: run base until every peer link has written what was
+ * queued for it, at most ms milliseconds (the LEAVE_ACK of the step that
+ * left, or that a last member sent before it stopped, must reach its peer;
+ * a lost one made the peer keep this node as an agreed removal). */
+void dmd_cluster_drain(struct dmd_cluster *cluster, struct event_base *base, int ms);
+
 /* Reload CA, certificate, key and CRL from config.  If any of the files
  * changed (paths or bytes), every peer link is closed and verified again
  * with the new ones when it is redialed (a peer revoked in the CRL stays

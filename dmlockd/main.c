@@ -725,6 +725,7 @@ out:
 	if (m.leave_timer != NULL)
 		event_free(m.leave_timer);
 	local_server_free(server);
+	dmd_cluster_drain(m.cluster, m.base, 1000);
 	dmd_cluster_free(m.cluster);
 	dmd_daemon_free(m.daemon);
 	if (m.base != NULL) {

@@ -581,6 +581,18 @@ peer_transport_add_peer(struct peer_transport *t, const char *name, const char *
 	return 0;
 }
 
+bool
+peer_transport_writing(const struct peer_transport *t)
+{
+	const struct peer_link *link;
+
+	TAILQ_FOREACH(link, &t->links, entry)
+		if (link->state == LINK_DRAINING ||
+		    (link->state == LINK_ACTIVE && peer_link_output_length(link) > 0))
+			return true;
+	return false;
+}
+
 int
 peer_transport_remove_peer(struct peer_transport *t, const char *name)
 {

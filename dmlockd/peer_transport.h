@@ -127,6 +127,10 @@ int peer_transport_send(struct peer_transport *t, const char *name, const uint8_
 void peer_transport_hold(struct peer_transport *t);
 void peer_transport_release(struct peer_transport *t);
 
+/* Is a link still writing what was queued for it: one closing (BYE after
+ * its last data) or an open one with output not written yet? */
+bool peer_transport_writing(const struct peer_transport *t);
+
 /* Use ctx (certificate/CA/CRL reload) and close every link, up or in its
  * handshake (BYE normal, "TLS configuration reloaded"): each was verified
  * against the old CA and CRL, so a peer revoked since would otherwise stay

@@ -172,6 +172,13 @@ links_up()
 	[ "$up" -eq "$want" ]
 }
 
+# node_ready I: node I says it is a member ("ready", not "starting": a
+# node that starts again after leaving joins through its peers first).
+node_ready()
+{
+	DMLOCK_SOCKET=$(node_sock "$1") "$DMLOCK" status --json 2>/dev/null | grep -qF '"state":"ready"'
+}
+
 node_died_at_start()
 {
 	! pid_alive "${NODE_PID[$1]}" || pid_exited "${NODE_PID[$1]}"
@@ -215,7 +222,12 @@ start_cluster()
 			[ "$rc" -eq 2 ] && grep -q 'in use' "$(node_log "$i")" && break
 			fail "node$i did not link to its $((n - 1)) peers (status $rc)"
 		done
-		[ "$ok" -eq 1 ] && return 0
+		if [ "$ok" -eq 1 ]; then
+			for ((i = 1; i <= n; i++)); do
+				wait_until "node$i to be a member (ready)" node_ready "$i"
+			done
+			return 0
+		fi
 		echo "# a port was taken; retrying with other ports" >&2
 		for ((i = 1; i <= n; i++)); do kill_node "$i"; mv "$(node_log "$i")" "$(node_log "$i").try$attempt"; done
 	done

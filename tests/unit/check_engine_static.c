@@ -259,6 +259,46 @@ START_TEST(test_static_restart_without_record_is_a_member_at_once)
 }
 END_TEST
 
+START_TEST(test_every_node_stopped_forms_again)
+{
+	/* Every node stops: node0 and node1 leave (node1's ack from node2 is
+	 * lost: node2, the last member, stopped before it went out; the daemon
+	 * now drains its links before it exits, dmd_cluster_drain()), node2
+	 * just stops.  Started again from the static peers, the leavers join
+	 * (their records no longer list them) through node2, which starts a
+	 * member of its recorded roster, and all three serve
+	 * (tests/cluster/60-algorithms.sh stops and starts every node). */
+	struct dm_event leave = { .type = DM_EV_LEAVE };
+
+	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
+	learn_incarnations();
+	ck_assert_int_eq(h_step(&C, 0, &leave), 0);
+	h_pump(&C);
+	ck_assert_int_eq(h_step(&C, 1, &leave), 0);
+	deliver(1, 2, DM_MSG_LEAVE);
+	ck_assert_uint_eq(unqueue(2, 1, DM_MSG_LEAVE_ACK).msg.kind, DM_MSG_LEAVE_ACK);	/* lost */
+	C.down[2] = true;
+	h_advance(&C, C.now + 7001);			/* node1 gives up on it */
+	ck_assert_int_eq(h_count(&C, DM_FX_LEFT), 2);
+	for (int i = 0; i < 3; i++)
+		restart_static(i, 2, 1, true);
+	for (int i = 0; i < 3; i++)
+		for (int j = i + 1; j < 3; j++)
+			link_up(i, j);
+	ck_assert(!h_ready(&C, 0) && !h_ready(&C, 1));	/* they join */
+	for (int i = 0; i < 3; i++)
+		await_ready(i, 1000);
+	for (int i = 0; i < 3; i++) {
+		h_acquire(&C, i, 1 + (uint64_t)i, "f", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+		h_pump(&C);
+		await_grant(1 + (uint64_t)i, 1000);
+		h_release(&C, i, 1 + (uint64_t)i);
+		h_pump(&C);
+	}
+	ck_assert(await_cluster(3, 300));
+}
+END_TEST
+
 START_TEST(test_told_to_rejoin_records_the_roster_without_itself)
 {
 	/* node2 was removed while frozen; the REJOIN it gets makes its record
@@ -348,6 +388,7 @@ static_suite(void)
 	tcase_add_test(tc, test_leaver_records_the_roster_without_itself);
 	tcase_add_test(tc, test_static_restart_after_leaving_joins);
 	tcase_add_test(tc, test_static_restart_without_record_is_a_member_at_once);
+	tcase_add_test(tc, test_every_node_stopped_forms_again);
 	tcase_add_test(tc, test_told_to_rejoin_records_the_roster_without_itself);
 	tcase_add_test(tc, test_static_start_from_a_smaller_record_keeps_it);
 	tcase_add_test(tc, test_static_start_with_a_later_member_joins);
