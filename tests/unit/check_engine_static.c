@@ -88,6 +88,20 @@ learn_incarnations(void)
 	}
 }
 
+/* Every node, one after another, takes lock "f" (each within 100 s
+ * simulated) and releases it: the cluster serves all of them. */
+static void
+each_node_takes_f(void)
+{
+	for (int i = 0; i < C.n; i++) {
+		h_acquire(&C, i, 1 + (uint64_t)i, "f", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+		h_pump(&C);
+		await_grant(1 + (uint64_t)i, 1000);
+		h_release(&C, i, 1 + (uint64_t)i);
+		h_pump(&C);
+	}
+}
+
 START_TEST(test_restarts_listed_under_old_incarnations_rejoin)
 {
 	/* node1 and node2 crash and their daemons come back from the static
@@ -114,14 +128,7 @@ START_TEST(test_restarts_listed_under_old_incarnations_rejoin)
 	ck_assert(!h_ready(&C, 1) && !h_ready(&C, 2));
 	await_ready(1, 1000);
 	await_ready(2, 1000);
-	/* Then each node gets lock "f" in turn. */
-	for (int i = 0; i < 3; i++) {
-		h_acquire(&C, i, 1 + (uint64_t)i, "f", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
-		h_pump(&C);
-		await_grant(1 + (uint64_t)i, 1000);
-		h_release(&C, i, 1 + (uint64_t)i);
-		h_pump(&C);
-	}
+	each_node_takes_f();
 	for (int i = 0; i < 3; i++)
 		ck_assert(h_ready(&C, i) && h_roster(&C, i) == 3);
 }
@@ -288,13 +295,7 @@ START_TEST(test_every_node_stopped_forms_again)
 	ck_assert(!h_ready(&C, 0) && !h_ready(&C, 1));	/* they join */
 	for (int i = 0; i < 3; i++)
 		await_ready(i, 1000);
-	for (int i = 0; i < 3; i++) {
-		h_acquire(&C, i, 1 + (uint64_t)i, "f", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
-		h_pump(&C);
-		await_grant(1 + (uint64_t)i, 1000);
-		h_release(&C, i, 1 + (uint64_t)i);
-		h_pump(&C);
-	}
+	each_node_takes_f();
 	ck_assert(await_cluster(3, 300));
 }
 END_TEST
