@@ -32,6 +32,17 @@ max_token()
 	grep -oE '^(exit|lost) [0-9]+' "$log" | cut -d' ' -f2 | sort -n | tail -n 1
 }
 
+# back_and_serving I BEFORE: node I is in every roster again, serves a
+# lock, and the three serve with every token above BEFORE; sets AFTER.
+back_and_serving()
+{
+	wait_until "node$1 to rejoin" eval 'roster_size_is 1 3 && roster_size_is 2 3 && roster_size_is 3 3'
+	wait_until "restarted node$1 to serve a lock" node_serves "$1"
+	mutex_load "$log" 1 5 0 0
+	AFTER=$(max_token)
+	[ "$AFTER" -gt "$2" ] || fail "tokens after node$1's restart ($AFTER) not above $2"
+}
+
 before=$(max_token)
 kill_node 3 KILL
 n3=$(lines 3)
@@ -40,14 +51,10 @@ wait_until "restarted node3 to be told to rejoin" \
 	logged_since 3 "$n3" 'removed from the roster: restarting and rejoining'
 logged_since 3 "$n3" 'joining it through them' &&
 	fail "node3's record lists the static roster: it must not have joined from its record"
-wait_until "node3 to rejoin" eval 'roster_size_is 1 3 && roster_size_is 2 3 && roster_size_is 3 3'
-wait_until "restarted node3 to serve a lock" node_serves 3
-mutex_load "$log" 1 5 0 0
-after=$(max_token)
-[ "$after" -gt "$before" ] || fail "tokens after node3's restart ($after) not above $before"
+back_and_serving 3 "$before"
 pass "node3 killed and restarted from its peers: told to rejoin, rejoined, served ($MUTEX_SECTIONS sections)"
 
-before=$after
+before=$AFTER
 kill_node 2 TERM
 rec=$(cat "$(node_dir 2)/state/membership") || fail "node2 stored no membership record"
 grep -q '^member node2$' <<<"$rec" && fail "node2 left but its record still lists it: $rec"
@@ -55,11 +62,6 @@ grep -q '^member node2$' <<<"$rec" && fail "node2 left but its record still list
 n2=$(lines 2)
 start_node 2
 wait_until "node2 to join through its peers" logged_since 2 "$n2" 'joining it through them'
-wait_until "node2 to rejoin" eval 'roster_size_is 1 3 && roster_size_is 2 3 && roster_size_is 3 3'
-wait_until "restarted node2 to serve a lock" node_serves 2
-mutex_load "$log" 1 5 0 0
-after=$(max_token)
-[ "$after" -gt "$before" ] || fail "tokens after node2's restart ($after) not above $before"
+back_and_serving 2 "$before"
 pass "node2 left and started again from its peers: joined through them, served ($MUTEX_SECTIONS sections)"
-check_mutex "$log"
 stop_cluster
