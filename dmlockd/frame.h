@@ -41,8 +41,12 @@
  * (same HELLO): engine messages may carry DM_MSG_F_STATIC (the sender
  * started from the static roster), which a version-5 node refuses to
  * decode, and a member answers REJOIN to such a sender when it lists
- * another incarnation under its name. */
-#define FRAME_PROTOCOL_VERSION	6
+ * another incarnation under its name.  Version 7 (same HELLO, same
+ * encoding): a HEARTBEAT_ACK echoes in seq the incarnation of the
+ * HEARTBEAT it answers, and a Maekawa voter restarted from the static
+ * roster gives no vote until every member has so answered its hello
+ * (dm_static_hello.c); with a version-6 member it would wait for ever. */
+#define FRAME_PROTOCOL_VERSION	7
 #define FRAME_HEADER_LEN	8
 #define FRAME_DATA_PREFIX_LEN	(FRAME_HEADER_LEN + 8)	/* header + seq */
 #define FRAME_PAYLOAD_MAX	DM_WIRE_MSG_MAX

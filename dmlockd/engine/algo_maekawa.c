@@ -52,6 +52,10 @@
  *  - Leases (majority policy): the REQUEST opens a lease round, arbiters
  *    acknowledge it in LOCKED/FAILED/BUSY, members outside S_i get the
  *    engine's HEARTBEAT of the same round: no extra round trip at grant.
+ *  - Restarts from the static roster: a restarted process votes only once
+ *    every member has answered its hello (dm_static_hello.c), since a
+ *    requester that never heard from its earlier process would take the
+ *    new vote beside the earlier one's.
  *  - Exclusive mode only.
  *
  * This file: messages (the queue of messages to self), dispatch and the
@@ -455,6 +459,16 @@ mk_peer_gone(struct dm_engine *e, struct dm_lock *l, dm_slot_t slot)
 	mk_ensure_timer(e, l);
 }
 
+/* Restarted from the static roster, every member has answered our hello:
+ * the requests we held back get their votes (dm_static_hello.c). */
+static void
+mk_votes_released(struct dm_engine *e, struct dm_lock *l)
+{
+	mk_arb_settle(e, l, dm_lock_state(l));
+	mk_drain(e);
+	mk_ensure_timer(e, l);
+}
+
 static void
 mk_lock_fini(struct dm_engine *e, struct dm_lock *l)
 {
@@ -516,4 +530,5 @@ const struct dm_algorithm dm_algo_maekawa = {
 	.idle = mk_idle,
 	.clock_get = mk_clock_get,
 	.clock_merge = mk_clock_merge,
+	.votes_released = mk_votes_released,
 };

@@ -72,6 +72,19 @@ wait_add(struct mk_lock *s, const struct mk_wait *w)
 	return 0;
 }
 
+/* A process restarted from the static roster gives no vote until no
+ * member can still hold one of its earlier process (dm_static_hello.c):
+ * requests wait in the queue, told FAILED.  Not the engine's roster lock,
+ * whose requests ask every member: the holder of an earlier vote holds its
+ * own vote too, and the restarted process's own join votes must go. */
+static bool
+votes_held(const struct dm_engine *e, const struct dm_lock *l)
+{
+	const char *name = dm_lock_name(l);
+
+	return dm_votes_held_back(e) && !mk_name_reserved(name, strlen(name));
+}
+
 static void
 arb_lock(struct dm_engine *e, struct dm_lock *l, struct mk_lock *s, const struct mk_wait *w)
 {
@@ -99,8 +112,9 @@ mk_arb_settle(struct dm_engine *e, struct dm_lock *l, struct mk_lock *s)
 {
 	uint64_t view = mk_arb_view(l, mk_node(e)->view);
 	int best = wait_most_preceding(e, s, view);
+	bool held = votes_held(e, l);
 
-	if (!s->voted && best >= 0) {
+	if (!s->voted && best >= 0 && !held) {
 		struct mk_wait w = s->wait[best];
 		mk_wait_drop(s, best);
 		arb_lock(e, l, s, &w);
@@ -109,7 +123,7 @@ mk_arb_settle(struct dm_engine *e, struct dm_lock *l, struct mk_lock *s)
 	for (int i = 0; i < s->n_wait; i++) {
 		struct mk_wait *w = &s->wait[i];
 		bool preceded = (s->voted && precedes(e, s->vote.seq, s->vote.slot, w->seq, w->slot)) ||
-		    (best >= 0 && best != i);
+		    (best >= 0 && best != i) || held;
 		if (w->view != view) {
 			if (!w->stale_sent) {
 				w->stale_sent = true;
@@ -154,7 +168,7 @@ mk_arb_on_request(struct dm_engine *e, struct dm_lock *l, struct mk_lock *s, dm_
 		mk_arb_unlock(e, s);		/* FIFO: the old one was given up */
 	}
 	if (try_once) {
-		if (!s->voted && w.view == mk_arb_view(l, n->view) &&
+		if (!s->voted && !votes_held(e, l) && w.view == mk_arb_view(l, n->view) &&
 		    wait_most_preceding(e, s, w.view) < 0)
 			arb_lock(e, l, s, &w);
 		else

@@ -93,6 +93,9 @@ struct dm_algorithm {
 	 * must finish before that member can grant the roster lock our join
 	 * waits for).  Returns 0 or -EPROTO. */
 	int	(*joining_receive)(struct dm_engine *e, dm_slot_t from, const struct dm_msg *m);
+	/* Optional: dm_votes_held_back() just became false; called for
+	 * every lock, so that votes held back may be given now. */
+	void	(*votes_released)(struct dm_engine *e, struct dm_lock *l);
 	/* Optional, for status output (dm_engine_visit_algorithm_state): the
 	 * node's (describe_node) or l's (describe_lock) algorithm state as
 	 * space-separated key=value words (values without spaces) in buf of
@@ -152,6 +155,11 @@ bool		 dm_roster_joined(const struct dm_engine *e);
  * this node had been one (its membership record): a restart, not the
  * cluster's first start. */
 bool		 dm_record_restarted_static(const struct dm_engine *e);
+/* Restarted from the static roster, and some member present then has not
+ * yet answered our hello (dm_static_hello.c): an algorithm whose votes
+ * outlive a request (Maekawa's) gives none, as the earlier process's may
+ * still be held. */
+bool		 dm_votes_held_back(const struct dm_engine *e);
 /* The algorithm suspects slot of having failed (RA §7.4 second timeout). */
 void		 dm_roster_suspect(struct dm_engine *e, dm_slot_t slot);
 /* True while the member is leaving (RA §7.3) or being removed. */

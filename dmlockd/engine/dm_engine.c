@@ -372,6 +372,7 @@ dm_engine_new(const struct dm_engine_config *cfg, struct dm_engine **ret)
 	r = dm_roster_init(e, cfg);
 	if (r < 0)
 		goto fail;
+	dm_static_hello_init(e);
 	if (e->algo->node_init != NULL) {
 		r = e->algo->node_init(e, e->algo_node);
 		if (r < 0)

@@ -40,6 +40,7 @@ enum dm_timer_kind {
 	DM_TIMER_ROSTER,	/* engine: join/leave/vote retries, restart interval */
 	DM_TIMER_VOTE,		/* engine: lock delay after a majority removal */
 	DM_TIMER_RESTART,	/* engine: a restarted member's old incarnation is erased */
+	DM_TIMER_HELLO,		/* engine: a static restart's hello again (dm_static_hello.c) */
 };
 
 struct dm_timer {
@@ -270,6 +271,12 @@ struct dm_engine {
 	/* Started a member from the static peers (or the record) after an
 	 * earlier process had been one: dm_record_restarted_static(). */
 	bool		 static_restart;
+	/* A static restart: the members present when it started that have
+	 * not yet acknowledged its hello (dm_static_hello.c); while any is
+	 * left, dm_votes_held_back(). */
+	uint8_t		 unconfirmed[DM_NODES_MAX / 8];
+	uint16_t	 unconfirmed_n;
+	struct dm_timer	 hello_timer;
 	bool		 joiner_superseded;	/* its name spoke with another incarnation since */
 	char		 last_joined[DM_NODE_NAME_MAX + 1];	/* last join we finished */
 	uint64_t	 last_joined_incarnation;
@@ -431,6 +438,12 @@ void		 dm_roster_start(struct dm_engine *e);
 dm_slot_t	 dm_roster_find(const struct dm_engine *e, const char *name, size_t len);
 int		 dm_roster_receive(struct dm_engine *e, dm_slot_t from, const char *peer,
 		    const struct dm_msg *m);
+/* dm_static_hello.c */
+void		 dm_static_hello_init(struct dm_engine *e);
+void		 dm_static_hello_link_up(struct dm_engine *e, dm_slot_t s);
+void		 dm_static_hello_timer(struct dm_engine *e);
+void		 dm_static_hello_ack(struct dm_engine *e, dm_slot_t from, const struct dm_msg *m);
+void		 dm_static_hello_erased(struct dm_engine *e, dm_slot_t s);
 void		 dm_roster_timer(struct dm_engine *e, struct dm_timer *t);
 void		 dm_roster_link(struct dm_engine *e, const char *peer, bool up);
 void		 dm_roster_restarted(struct dm_engine *e, const char *peer);

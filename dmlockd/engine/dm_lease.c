@@ -482,6 +482,7 @@ dm_lease_on_heartbeat(struct dm_engine *e, dm_slot_t from, const struct dm_msg *
 	ack = dm_msg_begin(e, DM_MSG_HEARTBEAT_ACK, NULL);
 	ack->token = 0;
 	ack->serial = m->serial;
+	ack->seq = m->incarnation;	/* (whose hello this answers: dm_static_hello.c) */
 	if (!lease_report_pending(e, ack))
 		return 0;	/* (too many to name: no ack) */
 	dm_send(e, from, ack);
@@ -542,6 +543,8 @@ dm_lease_on_heartbeat_ack(struct dm_engine *e, dm_slot_t from, const struct dm_m
 			lease_refusal(e, from);
 		return 0;
 	}
+	if (m->serial == 0)
+		dm_static_hello_ack(e, from, m);
 	lease_acked(e, from, m->serial, m);
 	return 0;
 }

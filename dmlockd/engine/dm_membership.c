@@ -167,6 +167,10 @@ dm_roster_timer(struct dm_engine *e, struct dm_timer *t)
 		dm_membership_vote_timer(e);
 		return;
 	}
+	if (t == &e->hello_timer) {
+		dm_static_hello_timer(e);
+		return;
+	}
 	switch (e->membership) {
 	case DM_MEMBER_RESTARTING:
 	case DM_MEMBER_JOINING:

@@ -110,6 +110,7 @@ dm_roster_erase(struct dm_engine *e, dm_slot_t slot)
 		}
 		dm_bit_set(e->heartbeats[i].excluded, slot, false);
 	}
+	dm_static_hello_erased(e, slot);	/* (before peer_gone re-evaluates) */
 	if (gone.joined_vote_subject != DM_SLOT_NONE)
 		dm_membership_vote_orphaned(e, gone.joined_vote_subject);
 	if (e->vote_subject == slot)
@@ -401,23 +402,6 @@ dm_roster_departing(const struct dm_engine *e, dm_slot_t slot)
 	return slot < DM_NODES_MAX && e->nodes[slot].used && e->nodes[slot].departing;
 }
 
-/* A process restarted from the static roster says so on every link that
- * comes up: a member that lists an earlier incarnation under our name
- * answers REJOIN at once (DM_MSG_F_STATIC), not only once a client of ours
- * asks for a lock (tests/cluster/24-static-restart.sh: an idle restarted
- * node was never told).  A HEARTBEAT of round 0: its ack counts for no
- * lease. */
-static void
-static_hello(struct dm_engine *e, dm_slot_t s)
-{
-	struct dm_msg *m = dm_msg_begin(e, DM_MSG_HEARTBEAT, NULL);
-
-	m->token = 0;
-	m->serial = 0;
-	m->arg = dm_roster_digest(e);
-	dm_send(e, s, m);
-}
-
 void
 dm_roster_link(struct dm_engine *e, const char *peer, bool up)
 {
@@ -435,8 +419,8 @@ dm_roster_link(struct dm_engine *e, const char *peer, bool up)
 	if (s == e->self || e->nodes[s].link_up == up)
 		return;	/* a replayed LINK_UP is not news from the peer */
 	e->nodes[s].link_up = up;
-	if (up)
+	if (up) {
 		e->nodes[s].last_heard = e->now;
-	if (up && e->static_member && e->static_restart && e->membership == DM_MEMBER_ACTIVE)
-		static_hello(e, s);
+		dm_static_hello_link_up(e, s);
+	}
 }

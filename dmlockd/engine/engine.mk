@@ -17,6 +17,7 @@ libdmengine_la_SOURCES = \
 	dmlockd/engine/dm_membership_join.c dmlockd/engine/dm_membership_sponsor.c \
 	dmlockd/engine/dm_membership_leave.c dmlockd/engine/dm_membership_failure.c \
 	dmlockd/engine/dm_membership_vote.c dmlockd/engine/dm_member_record.c \
+	dmlockd/engine/dm_static_hello.c \
 	dmlockd/engine/dm_lease.c \
 	dmlockd/engine/dm_describe.c \
 	dmlockd/engine/algo_ricart.c

@@ -364,6 +364,75 @@ START_TEST(test_restarted_coordinator_holds_no_token_twice)
 }
 END_TEST
 
+
+START_TEST(test_maekawa_restarted_voter_gives_no_second_vote)
+{
+	/* Maekawa, S0 = {0, 1}, S2 = {1, 2}: node0 holds f with node1's vote.
+	 * node1 crashes and comes back from the static peers, cut off from
+	 * node0 (which lists its old incarnation and would tell it to
+	 * rejoin); node2 never heard from the old process, so it takes the
+	 * new one for the member it lists.  Without the rule, node2's lock g
+	 * (asking every member: node2 has no clean reports yet) gets node1's
+	 * vote, which makes node2's view clean, and f then asks S2 alone:
+	 * node1 votes again and node2 holds f beside node0, whose lease
+	 * node2's acks renew.  With it, node1 gives no vote until every
+	 * member has answered its hello (dm_static_hello.c); node0's answer,
+	 * once the partition ends, is REJOIN. */
+	restart_algorithm = "maekawa";
+	h_init_with(&C, 3, &(struct dm_engine_config){ .algorithm = "maekawa",
+	    .failure_policy = DM_FAILURE_MAJORITY });
+	for (uint64_t h = 10; h < 13; h++) {		/* node0's view becomes clean */
+		h_acquire(&C, 0, h, "w", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+		h_pump(&C);
+		await_grant(h, 100);
+		h_release(&C, 0, h);
+		h_pump(&C);
+	}
+	h_acquire(&C, 0, 1, "f", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&C);
+	await_grant(1, 100);
+	C.down[1] = true;
+	h_advance(&C, C.now + 50);
+	C.hold = hold_0_1;
+	restart_static(1, 2, 1, true);
+	link_up(1, 2);
+	h_acquire(&C, 2, 3, "g", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&C);
+	bool asked_f = false;
+	for (int k = 0; k < 300 && !granted(2); k++) {
+		if (!asked_f && granted(3)) {
+			h_release(&C, 2, 3);
+			h_acquire(&C, 2, 2, "f", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+			h_pump(&C);
+			asked_f = true;
+		}
+		h_advance(&C, C.now + 100);
+	}
+	ck_assert_msg(!granted(2) || (fx_index(DM_FX_LOST, 1) >= 0 &&
+	    fx_index(DM_FX_LOST, 1) < fx_index(DM_FX_GRANT, 2)),
+	    "node2 holds f beside node0 with a second vote of node1");
+	ck_assert(!granted(3));		/* held back while node0 has not answered */
+	/* The partition ends: node0 tells node1 to rejoin (node1's old
+	 * incarnation goes, and with the roster node0's lease may end); g
+	 * goes, and f once node0 no longer holds it. */
+	C.hold = NULL;
+	h_pump(&C);
+	await_grant(3, 1000);
+	h_release(&C, 2, 3);
+	h_acquire(&C, 2, 2, "f", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&C);
+	for (int k = 0; k < 30 && !granted(2) && fx_index(DM_FX_LOST, 1) < 0; k++)
+		h_advance(&C, C.now + 100);
+	ck_assert(!granted(2) || (fx_index(DM_FX_LOST, 1) >= 0 &&
+	    fx_index(DM_FX_LOST, 1) < fx_index(DM_FX_GRANT, 2)));
+	if (fx_index(DM_FX_LOST, 1) < 0) {
+		h_release(&C, 0, 1);
+		h_pump(&C);
+	}
+	await_grant(2, 1000);
+}
+END_TEST
+
 START_TEST(test_told_to_rejoin_records_the_roster_without_itself)
 {
 	/* node2 was removed while frozen; the REJOIN it gets makes its record
@@ -455,6 +524,7 @@ static_suite(void)
 	tcase_add_test(tc, test_static_restart_without_record_is_a_member_at_once);
 	tcase_add_test(tc, test_every_node_stopped_forms_again);
 	tcase_add_test(tc, test_restarted_coordinator_holds_no_token_twice);
+	tcase_add_test(tc, test_maekawa_restarted_voter_gives_no_second_vote);
 	tcase_add_test(tc, test_told_to_rejoin_records_the_roster_without_itself);
 	tcase_add_test(tc, test_static_start_from_a_smaller_record_keeps_it);
 	tcase_add_test(tc, test_static_start_with_a_later_member_joins);
