@@ -486,6 +486,8 @@ engine_receive(struct dm_engine *e, const char *peer, const struct dm_msg *m)
 		 * our permission for the roster lock (we never want it), or no
 		 * sponsor could ever finish our join. */
 		bool roster_lock = msg_is_roster_lock(m);
+		if (dm_record_refuses_joiner_help(e, peer, m))
+			return 0;	/* (a removed node's stale roster) */
 		if (roster_lock || e->algo->joining_receive != NULL) {
 			bool transient = from == DM_SLOT_NONE &&
 			    dm_roster_add_member(e, peer, "", m->incarnation, false) == 0;

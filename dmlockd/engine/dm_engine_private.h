@@ -416,6 +416,9 @@ enum dm_record_start {
 bool		 dm_record_lists(const struct dm_engine *e, const char *name);
 enum dm_record_start dm_record_start_kind(const struct dm_engine *e,
 		    const struct dm_engine_config *cfg);
+void		 dm_record_warn_refusal(struct dm_engine *e, const char *peer);
+bool		 dm_record_refuses_joiner_help(struct dm_engine *e, const char *peer,
+		    const struct dm_msg *m);
 bool		 dm_record_saw_removed(const struct dm_engine *e, const char *peer,
 		    uint64_t label);
 uint64_t	 dm_msg_sender_incarnation(const struct dm_msg *m);

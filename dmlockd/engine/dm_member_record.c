@@ -258,18 +258,76 @@ dm_record_agree(struct dm_engine *e, const char *subject, uint64_t ballot)
  * to at a higher ballot?  A prober that roster still lists may merely lag
  * behind (a survivor whose peers all crashed, seed 2947/4): not refused.
  */
-bool
-dm_record_saw_removed(const struct dm_engine *e, const char *peer, uint64_t label)
+/* Is peer missing from the recorded roster, its roster label below the
+ * recorded one? */
+static bool
+record_dropped(const struct dm_engine *e, const char *peer, uint64_t label)
 {
 	const struct dm_record *rec = &e->record;
 	bool listed = false;
 
-	for (size_t i = 0; i < rec->n_removals; i++)
-		if (strcmp(rec->removals[i].name, peer) == 0 && label < rec->removals[i].ballot)
-			return true;
 	if (rec->n_names == 0 || label >= rec->label)
 		return false;
 	for (size_t i = 0; i < rec->n_names && !listed; i++)
 		listed = strcmp(rec->names[i], peer) == 0;
 	return !listed;
+}
+
+bool
+dm_record_saw_removed(const struct dm_engine *e, const char *peer, uint64_t label)
+{
+	const struct dm_record *rec = &e->record;
+
+	for (size_t i = 0; i < rec->n_removals; i++)
+		if (strcmp(rec->removals[i].name, peer) == 0 && label < rec->removals[i].ballot)
+			return true;
+	return record_dropped(e, peer, label);
+}
+
+/* Refusing a prober by the membership record can leave a cluster without
+ * a way on (every member of the cluster that removed the prober crashed
+ * while it was cut off): say so, once a minute at most. */
+void
+dm_record_warn_refusal(struct dm_engine *e, const char *peer)
+{
+	struct dm_record *rec = &e->record;
+	struct dm_effect fx = { .type = DM_FX_LOG };
+
+	if (rec->refusal_logged && e->now < rec->refusal_logged_at + 60000)
+		return;
+	rec->refusal_logged = true;
+	rec->refusal_logged_at = e->now;
+	fx.u.log.level = DM_LOG_WARNING;
+	fx.u.log.text = "refusing to help this peer rebuild its roster: an earlier process of this "
+	    "node saw it removed (the membership record in the state directory); if the cluster "
+	    "that removed it is gone for good, see dmlockd(8), RECOVERY";
+	fx.u.log.peer = peer;
+	dm_emit(e, &fx);
+}
+
+/*
+ * A joiner helps no peer that its recorded roster dropped (missing from
+ * it, at a lower label than the message carries): it takes no roster from
+ * it, acknowledges none of its NODE_ADDs and gives it no permission for
+ * the roster lock, as it gives it no removal vote.  Not for a removal this
+ * node only agreed to (dm_record_saw_removed()'s other half): the removal
+ * may never have happened, and a joiner that refused the last member it
+ * had voted to remove would never join again (maekawa 564/5, leaves: every
+ * restarted leaver refused the one member left).  A
+ * removed node restarted from its stale record counts a joiner's answers
+ * as those of the member it lists under that name (it lists its peers
+ * with no incarnation), and with them rebuilt its old roster beside the
+ * cluster that removed it: dmlock-sim --restarts static --fault-mask 5,
+ * seeds 16773/4 (Ricart-Agrawala, two holders: a node whose record showed
+ * the sponsor removed joined through it) and 18999/6 (Maekawa, token
+ * order: the restarted nodes' new incarnations, joining elsewhere, acked
+ * the stale sponsor's NODE_ADDs and granted it the roster lock).
+ */
+bool
+dm_record_refuses_joiner_help(struct dm_engine *e, const char *peer, const struct dm_msg *m)
+{
+	if (e->membership != DM_MEMBER_JOINING || !record_dropped(e, peer, m->roster_epoch))
+		return false;
+	dm_record_warn_refusal(e, peer);
+	return true;
 }

@@ -112,6 +112,9 @@ dm_membership_receive(struct dm_engine *e, dm_slot_t from, const char *peer,
 {
 	if (e->membership == DM_MEMBER_LEFT)
 		return 0;
+	if ((m->kind == DM_MSG_ROSTER_ENTRY || m->kind == DM_MSG_ROSTER_END ||
+	    m->kind == DM_MSG_NODE_ADD) && dm_record_refuses_joiner_help(e, peer, m))
+		return 0;	/* (a removed node's stale roster: dm_member_record.c) */
 	switch (m->kind) {
 	case DM_MSG_JOIN:
 		return dm_membership_on_join(e, from, peer, m);

@@ -147,27 +147,6 @@ tie_goes_to(const struct dm_engine *e, uint64_t epoch, dm_slot_t a, dm_slot_t b)
 	return (dm_mix64(epoch) & 1) == larger ? a : b;
 }
 
-/* Refusing a prober by the membership record can leave a cluster without
- * a way on (every member of the cluster that removed the prober crashed
- * while it was cut off): say so, once a minute at most. */
-static void
-warn_record_refusal(struct dm_engine *e, const char *peer)
-{
-	struct dm_record *rec = &e->record;
-	struct dm_effect fx = { .type = DM_FX_LOG };
-
-	if (rec->refusal_logged && e->now < rec->refusal_logged_at + 60000)
-		return;
-	rec->refusal_logged = true;
-	rec->refusal_logged_at = e->now;
-	fx.u.log.level = DM_LOG_WARNING;
-	fx.u.log.text = "refusing to help this peer rebuild its roster: an earlier process of this "
-	    "node saw it removed (the membership record in the state directory); if the cluster "
-	    "that removed it is gone for good, see dmlockd(8), RECOVERY";
-	fx.u.log.peer = peer;
-	dm_emit(e, &fx);
-}
-
 /* Is peer the sponsor we ask now or one of the candidates we try in turn? */
 static bool
 is_sponsor_candidate(const struct dm_engine *e, const char *peer)
@@ -253,7 +232,7 @@ dm_membership_on_suspect(struct dm_engine *e, dm_slot_t from, const char *peer,
 		 * agreed to remove) rebuild its stale roster, seed 1952/5. */
 		if (dm_record_saw_removed(e, peer, m->roster_epoch)) {
 			agree = false;
-			warn_record_refusal(e, peer);
+			dm_record_warn_refusal(e, peer);
 		}
 		if (agree) {
 			e->promised_epoch = m->arg;

@@ -68,17 +68,22 @@ END_TEST
 
 /* Seeds that failed on b33a5e6 with --restarts static (and --fault-mask
  * 7f unless named), fixed by the static-restart rules of
- * dm_member_record.c and DM_MSG_F_STATIC. */
+ * dm_member_record.c and DM_MSG_F_STATIC; then one of d278d38 (crashes and
+ * partitions together), fixed by rule 7 (dm_record_refuses_joiner_help():
+ * joiners whose records show a stale sponsor removed no longer rebuild its
+ * roster).  algorithm NULL: Ricart-Agrawala, shared locks. */
 static const struct replay {
 	uint64_t seed;
 	unsigned nodes;
 	uint32_t faults;
+	const char *algorithm;
 } replays[] = {
-	{ 15, 3, SIM_F_CRASH },		/* old incarnations listed by the last member */
-	{ 78, 3, SIM_F_ALL },		/* fencing token order */
-	{ 145, 4, SIM_F_ALL },		/* two holders */
-	{ 156, 3, SIM_F_ALL },		/* leavers formed the static roster again */
-	{ 276, 3, SIM_F_ALL }, { 2282, 5, SIM_F_ALL }, { 2712, 3, SIM_F_ALL },
+	{ 15, 3, SIM_F_CRASH, NULL },	/* old incarnations listed by the last member */
+	{ 78, 3, SIM_F_ALL, NULL },	/* fencing token order */
+	{ 145, 4, SIM_F_ALL, NULL },	/* two holders */
+	{ 156, 3, SIM_F_ALL, NULL },	/* leavers formed the static roster again */
+	{ 276, 3, SIM_F_ALL, NULL }, { 2282, 5, SIM_F_ALL, NULL }, { 2712, 3, SIM_F_ALL, NULL },
+	{ 18999, 6, SIM_F_CRASH | SIM_F_PARTITION, "maekawa" },	/* token order */
 };
 #define N_REPLAYS (sizeof(replays) / sizeof(replays[0]))
 
@@ -88,7 +93,8 @@ START_TEST(static_replay)
 	struct sim_config cfg = {
 		.seed = p->seed,
 		.nodes = p->nodes,
-		.shared = true,
+		.algorithm = p->algorithm,
+		.shared = p->algorithm == NULL,
 		.faults = p->faults,
 		.static_restarts = true,
 	};
@@ -97,9 +103,11 @@ START_TEST(static_replay)
 
 	r = sim_run(&cfg, &res);
 	ck_assert_int_ge(r, 0);
-	ck_assert_msg(r == 0, "replay: dmlock-sim --seed %llu --nodes %u --fault-mask %x "
-	    "--restarts static --trace: %s: %s", (unsigned long long)p->seed, p->nodes,
-	    p->faults, sim_violation_name(res.violation), res.what);
+	ck_assert_msg(r == 0, "replay: dmlock-sim --algorithm %s%s --seed %llu --nodes %u "
+	    "--fault-mask %x --restarts static --trace: %s: %s",
+	    p->algorithm != NULL ? p->algorithm : "ricart-agrawala", cfg.shared ? "" : " --no-shared",
+	    (unsigned long long)p->seed, p->nodes, p->faults, sim_violation_name(res.violation),
+	    res.what);
 	ck_assert_uint_gt(res.grants, 0);
 }
 END_TEST

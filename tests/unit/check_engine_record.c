@@ -196,6 +196,62 @@ START_TEST(test_restart_refuses_a_prober_its_last_roster_dropped)
 }
 END_TEST
 
+/* node1 applied the roster without node2 (label 3) and crashed; its next
+ * process (from its disk or not) joins through node0, cut off.  node2,
+ * still at label 0, asks it for what a stale sponsor needs: an ack of its
+ * NODE_ADD (serial 5) and a permission for the roster lock.  Returns how
+ * many of the two node1 gave. */
+static int
+joiner_helps_node2(bool from_disk)
+{
+	struct dm_msg m;
+	int helped = 0;
+
+	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
+	h_subject_msg(&m, DM_MSG_NODE_FAILED, "node2", 1);
+	m.epoch = 3;
+	inject(0, 1, &m);
+	ck_assert_uint_eq(C.record[1].label, 3);
+	C.down[1] = true;
+	h_join_from(&C, 1, 0, DM_FAILURE_MAJORITY, 2, from_disk);
+	C.cut[1] = true;				/* its JOINs stay queued */
+	h_subject_msg(&m, DM_MSG_NODE_ADD, "node5", 9);
+	m.serial = 5;
+	inject(2, 1, &m);
+	helped += queued(1, 2, DM_MSG_NODE_ADD_ACK) != NULL;
+	memset(&m, 0, sizeof(m));
+	m.kind = DM_RA_REQUEST;
+	m.mode = DM_MODE_EXCLUSIVE;
+	m.seq = 7;
+	m.incarnation = 1;
+	m.lock_len = (uint8_t)strlen(".dmlock/roster");
+	memcpy(m.lock, ".dmlock/roster", m.lock_len + 1u);
+	inject(2, 1, &m);
+	helped += queued(1, 2, DM_RA_REPLY) != NULL;
+	return helped;
+}
+
+START_TEST(test_joiner_refuses_a_stale_sponsor)
+{
+	/* A removed node restarted from its stale record lists its peers
+	 * with no incarnation and takes the joiners' answers for theirs: with
+	 * their NODE_ADD acks and roster-lock permissions it rebuilt its old
+	 * roster beside the cluster that removed it (dmlock-sim --restarts
+	 * static --fault-mask 5: seed 16773/4, two holders; 18999/6, maekawa,
+	 * token order).  A joiner whose record shows it removed helps it in
+	 * nothing. */
+	ck_assert_int_eq(joiner_helps_node2(true), 0);
+	ck_assert(!h_ready(&C, 1));
+}
+END_TEST
+
+START_TEST(test_joiner_without_record_helps_a_stale_sponsor)
+{
+	/* The negative control: without its disk, node1 answers both. */
+	ck_assert_int_eq(joiner_helps_node2(false), 2);
+}
+END_TEST
+
 /* node2 leaves while node0 is cut off: node1 acknowledges, node0 never
  * does, and node2 gives up on it after T_fail (the others would detect its
  * absence).  node2 restarts (from its disk or not) joining through
@@ -278,6 +334,8 @@ main(void)
 	tcase_add_test(tc, test_restart_refuses_the_node_it_agreed_to_remove);
 	tcase_add_test(tc, test_restart_without_record_helps_the_removed_node);
 	tcase_add_test(tc, test_restart_refuses_a_prober_its_last_roster_dropped);
+	tcase_add_test(tc, test_joiner_refuses_a_stale_sponsor);
+	tcase_add_test(tc, test_joiner_without_record_helps_a_stale_sponsor);
 	tcase_add_test(tc, test_leaver_refuses_a_member_that_missed_its_leave);
 	tcase_add_test(tc, test_leaver_without_record_helps_a_member_that_missed_its_leave);
 	tcase_add_test(tc, test_leaver_helps_a_member_that_acknowledged);
