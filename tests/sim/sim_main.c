@@ -46,6 +46,8 @@ usage(FILE *out)
 	    "                       roster (dmlockd with peers= under systemd), or a hash\n"
 	    "                       of the seed picks one, half the seeds each\n"
 	    "  --static-restarts    the same as --restarts static\n"
+	    "  --safety-only        check safety only, not liveness (for runs that mix\n"
+	    "                       fault kinds, which fail liveness at a known rate)\n"
 	    "  --workload random|forever|light|heavy\n"
 	    "  --no-shared          exclusive requests only\n"
 	    "  --break never-defer|probe-bare-reply|stale-token|no-lease|greedy-handoff\n"
@@ -241,7 +243,7 @@ main(int argc, char **argv)
 		O_SEED = 256, O_SEEDS, O_NODES, O_ALGO, O_POLICY, O_FAULTS, O_NOFAULTS,
 		O_MASK, O_PANY, O_WORKLOAD, O_NOSHARED, O_BREAK, O_METRICS, O_TRACE,
 		O_FAULTMS, O_CALMMS, O_DELAY, O_MAXREP, O_QUIET, O_HELP, O_CONST, O_ROTATE,
-		O_ELECTION, O_GROUPSIZE, O_FINGERPRINTS, O_STATIC, O_RESTARTS,
+		O_ELECTION, O_GROUPSIZE, O_FINGERPRINTS, O_STATIC, O_RESTARTS, O_SAFETY,
 	};
 	static const struct option opts[] = {
 		{ "seed", required_argument, NULL, O_SEED },
@@ -257,6 +259,7 @@ main(int argc, char **argv)
 		{ "partition-any", no_argument, NULL, O_PANY },
 		{ "static-restarts", no_argument, NULL, O_STATIC },
 		{ "restarts", required_argument, NULL, O_RESTARTS },
+		{ "safety-only", no_argument, NULL, O_SAFETY },
 		{ "workload", required_argument, NULL, O_WORKLOAD },
 		{ "no-shared", no_argument, NULL, O_NOSHARED },
 		{ "break", required_argument, NULL, O_BREAK },
@@ -341,6 +344,9 @@ main(int argc, char **argv)
 			break;
 		case O_STATIC:
 			cfg.static_restarts = true;
+			break;
+		case O_SAFETY:
+			cfg.safety_only = true;
 			break;
 		case O_RESTARTS:
 			both_restarts = strcmp(optarg, "both") == 0;
@@ -456,14 +462,14 @@ main(int argc, char **argv)
 			    s - slo + 1, failed);
 	}
 	printf("dmlock-sim: seeds %" PRIu64 "..%" PRIu64 " nodes %" PRIu64 "-%" PRIu64
-	    " algorithm %s%s%s policy %s faults %#x%s%s: %" PRIu64 " runs, %" PRIu64 " violations\n",
+	    " algorithm %s%s%s policy %s faults %#x%s%s%s: %" PRIu64 " runs, %" PRIu64 " violations\n",
 	    slo, shi, nlo, nhi, cfg.algorithm ? cfg.algorithm : "ricart-agrawala",
 	    cfg.election ? " election " : "",
 	    both_elections ? "both" : cfg.election ? cfg.election : "",
 	    cfg.policy == DM_FAILURE_PAPER ? "paper" : "majority", mask,
 	    rotate ? " (one kind per seed)" : "",
 	    both_restarts ? " restarts both" : cfg.static_restarts ? " restarts static" : "",
-	    shi - slo + 1, failed);
+	    cfg.safety_only ? " safety only" : "", shi - slo + 1, failed);
 	for (uint64_t n = nlo; n <= nhi; n++)
 		if (stats[n].runs)
 			print_stats((unsigned)n, &stats[n], cfg.algorithm);

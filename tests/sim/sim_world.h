@@ -95,6 +95,13 @@ struct sim_config {
 	 * roster, as dmlockd with `peers=` under systemd does, instead of
 	 * through a sponsor; nodes that joined later still rejoin through one. */
 	bool		 static_restarts;
+	/* Check safety only (mutual exclusion, fencing order, grants): no
+	 * liveness bound during the run and no liveness checks at its end.
+	 * Runs that mix fault kinds fail liveness at a known rate (clusters
+	 * every member of which crashed, left or was removed); their safety is
+	 * what a campaign of them asks, and a liveness failure would otherwise
+	 * end the run before the rest of it is checked. */
+	bool		 safety_only;
 };
 
 struct sim_result {
