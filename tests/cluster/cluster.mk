@@ -21,6 +21,7 @@ cluster_tests = \
 	tests/cluster/31-graceful-leave.sh \
 	tests/cluster/32-runtime-join.sh \
 	tests/cluster/33-whole-cluster-restart.sh \
+	tests/cluster/34-maekawa-static-restart.sh \
 	tests/cluster/40-cron-nonblock.sh \
 	tests/cluster/50-tls-refusals.sh \
 	tests/cluster/51-handshake-mismatch.sh \
