@@ -10,7 +10,7 @@ EXTRA_DIST += dmlockd/engine/NOTES-hierarchical.md
 
 check_PROGRAMS += tests/sim/check_sim_algo_hierarchical
 TESTS += tests/sim/check_sim_algo_hierarchical
-tests_sim_check_sim_algo_hierarchical_SOURCES = tests/sim/check_sim_algo_hierarchical.c
+tests_sim_check_sim_algo_hierarchical_SOURCES = tests/sim/check_sim_algo_hierarchical.c tests/sim/sim_gate.h
 tests_sim_check_sim_algo_hierarchical_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_sim_check_sim_algo_hierarchical_LDADD = tests/sim/libdmsim.la libdmengine.la $(CHECK_LIBS) -lm
 

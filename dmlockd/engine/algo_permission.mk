@@ -33,11 +33,11 @@ PERM_SIM_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 PERM_SIM_LDADD = tests/sim/libdmsim.la libdmengine.la $(CHECK_LIBS) -lm
 check_PROGRAMS += tests/sim/check_sim_algo_lamport tests/sim/check_sim_algo_maekawa
 TESTS += tests/sim/check_sim_algo_lamport tests/sim/check_sim_algo_maekawa
-tests_sim_check_sim_algo_lamport_SOURCES = tests/sim/check_sim_algo_perm.c
+tests_sim_check_sim_algo_lamport_SOURCES = tests/sim/check_sim_algo_perm.c tests/sim/sim_gate.h
 tests_sim_check_sim_algo_lamport_CPPFLAGS = $(AM_CPPFLAGS) -DSIM_ALGO='"lamport"'
 tests_sim_check_sim_algo_lamport_CFLAGS = $(PERM_SIM_CFLAGS)
 tests_sim_check_sim_algo_lamport_LDADD = $(PERM_SIM_LDADD)
-tests_sim_check_sim_algo_maekawa_SOURCES = tests/sim/check_sim_algo_perm.c
+tests_sim_check_sim_algo_maekawa_SOURCES = tests/sim/check_sim_algo_perm.c tests/sim/sim_gate.h
 tests_sim_check_sim_algo_maekawa_CPPFLAGS = $(AM_CPPFLAGS) -DSIM_ALGO='"maekawa"'
 tests_sim_check_sim_algo_maekawa_CFLAGS = $(PERM_SIM_CFLAGS)
 tests_sim_check_sim_algo_maekawa_LDADD = $(PERM_SIM_LDADD)

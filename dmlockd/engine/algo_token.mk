@@ -23,15 +23,15 @@ TOKEN_SIM_TESTS = \
 	tests/sim/check_sim_algo_naimi_trehel
 check_PROGRAMS += $(TOKEN_SIM_TESTS)
 TESTS += $(TOKEN_SIM_TESTS)
-tests_sim_check_sim_algo_suzuki_kasami_SOURCES = tests/sim/check_sim_algo_token.c
+tests_sim_check_sim_algo_suzuki_kasami_SOURCES = tests/sim/check_sim_algo_token.c tests/sim/sim_gate.h
 tests_sim_check_sim_algo_suzuki_kasami_CPPFLAGS = $(AM_CPPFLAGS) -DSIM_ALGO='"suzuki-kasami"'
 tests_sim_check_sim_algo_suzuki_kasami_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_sim_check_sim_algo_suzuki_kasami_LDADD = tests/sim/libdmsim.la libdmengine.la $(CHECK_LIBS) -lm
-tests_sim_check_sim_algo_raymond_SOURCES = tests/sim/check_sim_algo_token.c
+tests_sim_check_sim_algo_raymond_SOURCES = tests/sim/check_sim_algo_token.c tests/sim/sim_gate.h
 tests_sim_check_sim_algo_raymond_CPPFLAGS = $(AM_CPPFLAGS) -DSIM_ALGO='"raymond"'
 tests_sim_check_sim_algo_raymond_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_sim_check_sim_algo_raymond_LDADD = tests/sim/libdmsim.la libdmengine.la $(CHECK_LIBS) -lm
-tests_sim_check_sim_algo_naimi_trehel_SOURCES = tests/sim/check_sim_algo_token.c
+tests_sim_check_sim_algo_naimi_trehel_SOURCES = tests/sim/check_sim_algo_token.c tests/sim/sim_gate.h
 tests_sim_check_sim_algo_naimi_trehel_CPPFLAGS = $(AM_CPPFLAGS) -DSIM_ALGO='"naimi-trehel"'
 tests_sim_check_sim_algo_naimi_trehel_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_sim_check_sim_algo_naimi_trehel_LDADD = tests/sim/libdmsim.la libdmengine.la $(CHECK_LIBS) -lm

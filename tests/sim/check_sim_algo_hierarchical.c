@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "sim_gate.h"
 #include "sim_world.h"
 
 #define SEEDS_DEFAULT 2000
@@ -58,18 +59,10 @@ START_TEST(seed_sweep)
 		.report = stderr,
 	};
 	struct sim_result res;
-	int r;
 
 	if (cfg.faults == 0)
 		cfg.workload = seed % 3 == 0 ? SIM_W_FOREVER : SIM_W_LIGHT;
-	r = sim_run(&cfg, &res);
-	ck_assert_msg(r >= 0, "seed %llu: setup failed: %d", (unsigned long long)seed, r);
-	ck_assert_msg(r == 0, "DMSIM_SEED=%llu nodes=%u algorithm=hierarchical election=%s "
-	    "group_size=%u faults=%#x: %s: %s", (unsigned long long)seed, cfg.nodes,
-	    cfg.election, cfg.group_size, cfg.faults, sim_violation_name(res.violation),
-	    res.what);
-	ck_assert_uint_gt(res.grants, 0);
-	ck_assert_uint_eq(res.engine_errors, 0);
+	sim_gate_run(&cfg, &res);
 	if (cfg.faults == 0 && res.entries > 0)
 		ck_assert_msg(res.algo_messages <= 6 * res.entries,
 		    "seed %llu: %llu algorithm messages for %llu entries (> 6 per entry)",
@@ -126,13 +119,8 @@ START_TEST(replay)
 		.report = stderr,
 	};
 	struct sim_result res;
-	int r = sim_run(&cfg, &res);
 
-	ck_assert_msg(r == 0, "replay: dmlock-sim --algorithm hierarchical --election %s --seed %llu "
-	    "--nodes %u --group-size %u --fault-mask %x --no-shared --trace: %s: %s", cfg.election,
-	    (unsigned long long)cfg.seed, cfg.nodes, cfg.group_size, cfg.faults,
-	    sim_violation_name(res.violation), res.what);
-	ck_assert_uint_eq(res.engine_errors, 0);
+	sim_gate_run(&cfg, &res);
 }
 END_TEST
 

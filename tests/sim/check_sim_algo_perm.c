@@ -22,6 +22,7 @@
 
 #include "dm_msg.h"
 #include "dm_quorum.h"
+#include "sim_gate.h"
 #include "sim_world.h"
 
 #ifndef SIM_ALGO
@@ -167,18 +168,11 @@ START_TEST(replay)
 		.report = stderr,
 	};
 	struct sim_result res;
-	int r;
 
 	if (strcmp(g->algorithm, SIM_ALGO) != 0)
 		return;
 	algo_expectations(&cfg);
-	r = sim_run(&cfg, &res);
-	ck_assert_msg(r == 0, "replay: dmlock-sim --algorithm %s --seed %llu --nodes %u "
-	    "--fault-mask %x --no-shared --trace: %s: %s", g->algorithm,
-	    (unsigned long long)g->seed, g->nodes, g->faults,
-	    sim_violation_name(res.violation), res.what);
-	ck_assert_uint_gt(res.grants, 0);
-	ck_assert_uint_eq(res.engine_errors, 0);
+	sim_gate_run(&cfg, &res);
 }
 END_TEST
 

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim_gate.h"
 #include "sim_world.h"
 
 #ifndef SIM_ALGO
@@ -78,16 +79,8 @@ run_election(uint64_t seed, unsigned nodes, uint32_t faults, const char *electio
 		.report = stderr,
 	};
 	struct sim_result res;
-	int r;
 
-	r = sim_run(&cfg, &res);
-	ck_assert_msg(r >= 0, "seed %llu: setup failed: %d", (unsigned long long)seed, r);
-	ck_assert_msg(r == 0, "replay: dmlock-sim --algorithm %s --election %s --seed %llu "
-	    "--nodes %u --fault-mask %x --no-shared --trace: %s: %s", SIM_ALGO,
-	    election != NULL ? election : "bully", (unsigned long long)seed, nodes, faults,
-	    sim_violation_name(res.violation), res.what);
-	ck_assert_uint_gt(res.grants, 0);
-	ck_assert_uint_eq(res.engine_errors, 0);
+	sim_gate_run(&cfg, &res);
 }
 
 static void

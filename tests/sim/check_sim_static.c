@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "sim_gate.h"
 #include "sim_world.h"
 
 static const char *const algorithms[] = {
@@ -40,19 +41,8 @@ run(uint64_t seed, unsigned nodes, const char *algorithm, uint32_t faults)
 		.static_restarts = true,
 	};
 	struct sim_result res;
-	int r;
 
-	r = sim_run(&cfg, &res);
-	ck_assert_msg(r >= 0, "seed %llu: setup failed: %d", (unsigned long long)seed, r);
-	ck_assert_msg(r == 0, "replay: dmlock-sim --algorithm %s --election %s --seed %llu "
-	    "--nodes %u --fault-mask %x%s --restarts static --trace: %s: %s", algorithm,
-	    cfg.election, (unsigned long long)seed, nodes, faults,
-	    cfg.shared ? "" : " --no-shared", sim_violation_name(res.violation), res.what);
-	ck_assert_uint_gt(res.grants, 0);
-	ck_assert_msg(res.engine_errors == 0, "dmlock-sim --algorithm %s --election %s --seed %llu "
-	    "--nodes %u --fault-mask %x --restarts static --trace: %llu engine errors", algorithm,
-	    cfg.election, (unsigned long long)seed, nodes, faults,
-	    (unsigned long long)res.engine_errors);
+	sim_gate_run(&cfg, &res);
 }
 
 START_TEST(static_sweep)
@@ -99,16 +89,8 @@ START_TEST(static_replay)
 		.static_restarts = true,
 	};
 	struct sim_result res;
-	int r;
 
-	r = sim_run(&cfg, &res);
-	ck_assert_int_ge(r, 0);
-	ck_assert_msg(r == 0, "replay: dmlock-sim --algorithm %s%s --seed %llu --nodes %u "
-	    "--fault-mask %x --restarts static --trace: %s: %s",
-	    p->algorithm != NULL ? p->algorithm : "ricart-agrawala", cfg.shared ? "" : " --no-shared",
-	    (unsigned long long)p->seed, p->nodes, p->faults, sim_violation_name(res.violation),
-	    res.what);
-	ck_assert_uint_gt(res.grants, 0);
+	sim_gate_run(&cfg, &res);
 }
 END_TEST
 

@@ -35,7 +35,7 @@ SIM_TESTS = \
 check_PROGRAMS += $(SIM_TESTS)
 TESTS += $(SIM_TESTS)
 
-tests_sim_check_sim_static_SOURCES = tests/sim/check_sim_static.c
+tests_sim_check_sim_static_SOURCES = tests/sim/check_sim_static.c tests/sim/sim_gate.h
 tests_sim_check_sim_static_CFLAGS = $(SIM_TEST_CFLAGS)
 tests_sim_check_sim_static_LDADD = $(SIM_TEST_LDADD)
 
