@@ -504,6 +504,47 @@ build_engine_config(struct dmd_main *m, uint64_t incarnation, uint64_t seed, cha
 	return 0;
 }
 
+/*
+ * A configuration that names neither peers (other than this node) nor a
+ * sponsor starts this node alone.  If the membership record shows it a
+ * member of a larger roster when it stopped -- a node that joined with
+ * `dmlock join` and then crashed, or was killed, without leaving -- that
+ * cluster still counts it, and alone it would grant locks beside it.
+ * Refuse, naming the way on.  (A node that left, or was told to rejoin,
+ * recorded the roster without itself: alone it is a cluster of its own.)
+ */
+static int
+refuse_alone_after_cluster(const struct dm_engine_config *ec, const struct state_record *rec,
+    const char *state_path)
+{
+	size_t others = 0;
+	bool listed = false;
+	const char *other = NULL;
+
+	if (ec->sponsor != NULL)
+		return 0;
+	for (size_t i = 0; i < ec->n_peers; i++)
+		if (strcmp(ec->peers[i].name, ec->self) != 0)
+			return 0;
+	for (size_t i = 0; i < rec->n_names; i++) {
+		if (strcmp(rec->names[i], ec->self) == 0) {
+			listed = true;
+		} else {
+			others++;
+			other = rec->names[i];
+		}
+	}
+	if (!listed || others == 0)
+		return 0;
+	log_error("this node (%s) was a member of a cluster of %zu nodes when it stopped (its"
+	    " membership record %s/%s lists %s among them), but its configuration names neither"
+	    " peers nor a sponsor: alone, it would grant locks beside that cluster.  Set sponsor ="
+	    " NAME@HOST:PORT of a member in [cluster] to come back into it, or remove %s/%s to start"
+	    " a new cluster of this node alone", ec->self, others + 1, state_path, STATE_RECORD_FILE,
+	    other, state_path, STATE_RECORD_FILE);
+	return -EINVAL;
+}
+
 static bool
 config_is_clustered(const struct dmd_config *c)
 {
@@ -630,6 +671,9 @@ run(const struct options *o)
 		    " %zu agreed removals", state_path, STATE_RECORD_FILE,
 		    (unsigned long long)last_record.label, last_record.n_names,
 		    last_record.n_removals);
+	r = refuse_alone_after_cluster(&engine_config, &last_record, state_path);
+	if (r < 0)
+		goto out;
 
 	m.base = event_base_new();
 	if (m.base == NULL) {

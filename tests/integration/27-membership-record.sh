@@ -4,6 +4,8 @@
 # file's format is accepted, anything else (a cut-short file, a repeated
 # member, a leading zero, a member after a removal) stops the start with a
 # message naming the file, never guessed; the epoch floor is not touched.
+# A record that shows this node a member of a larger cluster stops a start
+# whose configuration names neither peers nor a sponsor.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 
 state="$TEST_DIR/state"
@@ -21,6 +23,25 @@ pass "a membership file in the right format is accepted"
 [ "$(grep -c '^member ' "$state/membership")" = 1 ] ||
 	fail "the member did not store its roster: $(cat "$state/membership")"
 pass "a member stores the roster it applies"
+self=$(sed -n 's/^member //p' "$state/membership")
+
+# A member of a larger roster when it stopped (joined with `dmlock join`,
+# then killed), started again from a configuration naming neither peers nor
+# a sponsor: alone it would grant beside that cluster; refused with the way
+# on, the record kept.
+printf 'label 4\nmember %s\nmember zz-other\n' "$self" > "$state/membership"
+expect_status 1 "a cluster member's record with no peers or sponsor" \
+	"$DMLOCKD" -S "$DMLOCK_SOCKET" --state-dir "$state"
+expect_stderr "names neither peers nor a sponsor"
+expect_stderr "lists zz-other"
+grep -q '^member zz-other$' "$state/membership" || fail "the refused start changed the record"
+pass "a node that was a cluster member does not start alone"
+# One that left (its record lists the others, not itself) starts alone.
+printf 'label 4\nmember zz-other\n' > "$state/membership"
+start_daemon
+"$DMLOCK" run --name m -- true || fail "dmlock run failed after a recorded leave"
+stop_daemon
+pass "a node that left its cluster starts alone"
 
 floor=$(cat "$state/epoch-floor") || fail "no epoch floor"
 for bad in 'label 0' 'label 1\nmember n0\nmember n0\n' 'label 01\n' \
