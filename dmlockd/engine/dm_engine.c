@@ -452,6 +452,14 @@ engine_receive(struct dm_engine *e, const char *peer, const struct dm_msg *m)
 	    m->address_len > DM_ADDRESS_MAX || m->payload_len > DM_MSG_PAYLOAD_MAX)
 		return -EPROTO;
 	from = dm_roster_find(e, peer, strlen(peer));
+	/* Any process's token is one some process granted or saw: taking it
+	 * only raises ours.  From every sender, member or not, listed
+	 * incarnation or not: a node that leaves or is removed may be the
+	 * last to know the highest token, and its last messages reach the
+	 * others as a non-member's (hierarchical 313/4, every fault kind: n1,
+	 * which had seen token 9, told n3 only in election answers n3 took as
+	 * a stranger's; then n1 left, and n3's coordinator granted 9 again). */
+	dm_token_observe(e, m->token);
 	dm_membership_note_sender(e, peer, m);
 	{
 		/* (Messages about a subject carry the subject's incarnation;
@@ -536,7 +544,6 @@ engine_receive(struct dm_engine *e, const char *peer, const struct dm_msg *m)
 		dm_membership_heard(e, from);	/* (news about the listed incarnation only) */
 	if (e->nodes[from].incarnation == 0 && !e->nodes[from].condemned)
 		e->nodes[from].incarnation = m->incarnation;
-	dm_token_observe(e, m->token);
 	dm_epoch_learn(e, m->epoch);
 	l = dm_table_lock_find(e, m->lock, m->lock_len);
 	r = e->algo->receive(e, l, from, m);

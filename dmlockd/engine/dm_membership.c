@@ -68,7 +68,7 @@ dm_roster_receive(struct dm_engine *e, dm_slot_t from, const char *peer, const s
 		 * its sponsor waited for the lock for ever). */
 		if (!e->rx_other_incarnation && m->kind != DM_MSG_JOIN)
 			dm_membership_heard(e, from);
-		dm_token_observe(e, m->token);
+		/* (The token was taken in dm_engine_receive, from any sender.) */
 		/* (Not from a JOIN: a joiner's epoch is what some member told
 		 * it, not a roster change we applied.  Taken over, it hid from
 		 * the restarted nodes that our roster is older than one they

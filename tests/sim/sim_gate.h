@@ -51,6 +51,8 @@ sim_gate_replay(const struct sim_config *cfg, char *buf, size_t size)
 		SIM_GATE_ADD(" --fault-ms %u", (unsigned)cfg->fault_ms);
 	if (cfg->calm_ms != 0)
 		SIM_GATE_ADD(" --calm-ms %u", (unsigned)cfg->calm_ms);
+	if (cfg->safety_only)
+		SIM_GATE_ADD(" --safety-only");
 	SIM_GATE_ADD(" --trace");
 #undef SIM_GATE_ADD
 	return buf;

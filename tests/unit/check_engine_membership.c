@@ -1869,6 +1869,34 @@ START_TEST(test_stale_label_taken_from_a_member_with_the_same_roster)
 }
 END_TEST
 
+START_TEST(test_token_of_another_incarnation_raises_ours)
+{
+	/* A message's token is one some process granted or saw, whoever sent
+	 * it: a node that leaves or is removed may be the last to know the
+	 * highest token, and its last messages reach the others as a
+	 * non-member's or another incarnation's (hierarchical 313/4, every
+	 * fault kind: token 9 granted again).  Taking it only raises ours. */
+	struct dm_msg m;
+	uint64_t high;
+
+	h_init_acquainted(&C, 3);
+	high = h_find(&C, DM_FX_GRANT, 902)->token + 1000;
+	memset(&m, 0, sizeof(m));
+	m.kind = DM_RA_REQUEST;			/* an algorithm's message: not booked */
+	m.mode = DM_MODE_EXCLUSIVE;
+	m.seq = 1;
+	m.lock_len = 1;
+	memcpy(m.lock, "z", 2);
+	m.incarnation = 12345;			/* not the incarnation node0 lists */
+	m.token = high;
+	inject(2, 0, &m);
+	h_acquire(&C, 0, 50, "y", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&C);
+	ck_assert(h_granted(&C, 50));
+	ck_assert_uint_gt(h_find(&C, DM_FX_GRANT, 50)->token, high);
+}
+END_TEST
+
 static Suite *
 membership_suite(void)
 {
@@ -1927,6 +1955,7 @@ membership_suite(void)
 	tcase_add_test(tc, test_refused_node_stays_when_its_refuser_dies);
 	tcase_add_test(tc, test_stale_roster_gets_no_lease_acks);
 	tcase_add_test(tc, test_stale_label_taken_from_a_member_with_the_same_roster);
+	tcase_add_test(tc, test_token_of_another_incarnation_raises_ours);
 	suite_add_tcase(s, tc);
 	return s;
 }
