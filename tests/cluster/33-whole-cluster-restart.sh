@@ -32,21 +32,9 @@ serve_round()
 {
 	local tag=$1 above=$ROUND_MAX t max i
 
-	start_hold "${tag}a" 1 "$log"
+	holder_then_waiter "$tag" "$log"
 	[ "$(hold_token "${tag}a")" -gt "$above" ] ||
 		fail "the first token of round $tag, $(hold_token "${tag}a"), is not above $above"
-	spawn_hold "${tag}b" 2 "$log" -w 60
-	wait_until "node2's request to be waiting" node_has_waiter 2
-	[ ! -e "$TEST_DIR/${tag}b.token" ] || fail "node2 was granted while node1 held the lock"
-	release_hold "${tag}a"
-	wait_for_file "$TEST_DIR/pids/${tag}b.sleep"
-	[ "$(hold_token "${tag}b")" -gt "$(hold_token "${tag}a")" ] ||
-		fail "the waiter's token $(hold_token "${tag}b") is not above the holder's $(hold_token "${tag}a")"
-	release_hold "${tag}b"
-	for t in "${tag}a" "${tag}b"; do
-		eval "wait_status \$HOLD_PID_$t"
-		[ "$STATUS" -eq 0 ] || fail "holder $t exited $STATUS"
-	done
 	max=$(hold_token "${tag}b")
 	for i in 1 2 3; do
 		t=$(token_on "$i")

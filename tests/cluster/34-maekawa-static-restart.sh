@@ -22,29 +22,8 @@ lines() { wc -l <"$(node_log "$1")"; }
 # logged_since I N PATTERN: node I logged PATTERN after its first N lines.
 logged_since() { tail -n +$(($2 + 1)) "$(node_log "$1")" | grep -qE -- "$3"; }
 
-# holder_then_waiter TAG: a holder on node1, a waiter on node2 granted only
-# after the release, its token above the holder's.
-holder_then_waiter()
-{
-	local tag=$1
-
-	start_hold "${tag}a" 1 "$log"
-	spawn_hold "${tag}b" 2 "$log" -w 60
-	wait_until "node2's request to be waiting" node_has_waiter 2
-	[ ! -e "$TEST_DIR/${tag}b.token" ] || fail "node2 was granted while node1 held the lock"
-	release_hold "${tag}a"
-	wait_for_file "$TEST_DIR/pids/${tag}b.sleep"
-	[ "$(hold_token "${tag}b")" -gt "$(hold_token "${tag}a")" ] ||
-		fail "the waiter's token $(hold_token "${tag}b") is not above the holder's $(hold_token "${tag}a")"
-	release_hold "${tag}b"
-	for t in "${tag}a" "${tag}b"; do
-		eval "wait_status \$HOLD_PID_$t"
-		[ "$STATUS" -eq 0 ] || fail "holder $t exited $STATUS"
-	done
-}
-
 start_cluster 3
-holder_then_waiter r1
+holder_then_waiter r1 "$log"
 pass "a Maekawa cluster of three serves"
 
 declare -a before
@@ -60,7 +39,7 @@ for i in 1 2 3; do
 		logged_since "$i" "${before[$i]}" "$released"
 	wait_until "node$i to serve after the restart" node_serves "$i"
 done
-holder_then_waiter r2
+holder_then_waiter r2 "$log"
 pass "every node killed and started again: each voted once all had answered, and the cluster serves"
 
 n3=$(lines 3)
@@ -70,7 +49,7 @@ wait_until "restarted node3 to be told to rejoin" \
 	logged_since 3 "$n3" 'removed from the roster: restarting and rejoining'
 wait_until "node3 to rejoin" eval 'roster_size_is 1 3 && roster_size_is 2 3 && roster_size_is 3 3'
 wait_until "restarted node3 to serve a lock" node_serves 3
-holder_then_waiter r3
+holder_then_waiter r3 "$log"
 pass "node3 killed and started again: told to rejoin, rejoined, the cluster serves"
 
 check_mutex "$log" min_nodes=2

@@ -419,6 +419,28 @@ hold_token()
 	cat "$TEST_DIR/$1.token"
 }
 
+# holder_then_waiter TAG LOG: a holder on node1 (TAGa), a waiter on node2
+# (TAGb) granted only after the release, its token above the holder's;
+# both exit 0.
+holder_then_waiter()
+{
+	local tag=$1 log=$2 t
+
+	start_hold "${tag}a" 1 "$log"
+	spawn_hold "${tag}b" 2 "$log" -w 60
+	wait_until "node2's request to be waiting" node_has_waiter 2
+	[ ! -e "$TEST_DIR/${tag}b.token" ] || fail "node2 was granted while node1 held the lock"
+	release_hold "${tag}a"
+	wait_for_file "$TEST_DIR/pids/${tag}b.sleep"
+	[ "$(hold_token "${tag}b")" -gt "$(hold_token "${tag}a")" ] ||
+		fail "the waiter's token $(hold_token "${tag}b") is not above the holder's $(hold_token "${tag}a")"
+	release_hold "${tag}b"
+	for t in "${tag}a" "${tag}b"; do
+		eval "wait_status \$HOLD_PID_$t"
+		[ "$STATUS" -eq 0 ] || fail "holder $t exited $STATUS"
+	done
+}
+
 # node_has_waiter I: node I reports a local lock request still waiting.
 node_has_waiter()
 {

@@ -169,12 +169,11 @@ START_TEST(test_restart_without_record_helps_the_removed_node)
 }
 END_TEST
 
-START_TEST(test_restart_refuses_a_prober_its_last_roster_dropped)
+/* Three members; node1 applies the roster without node2 (label 3), then
+ * crashes. */
+static void
+node1_records_node2_removed_and_crashes(void)
 {
-	/* node1 applied the roster without node2 (label 3), then crashed.
-	 * Restarted, it refuses node2's probes from the older roster, but
-	 * still helps node0, whom that roster lists, even from an older
-	 * label: a survivor whose peers all crashed may lag behind (2947/4). */
 	struct dm_msg m;
 
 	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
@@ -183,6 +182,15 @@ START_TEST(test_restart_refuses_a_prober_its_last_roster_dropped)
 	inject(0, 1, &m);
 	ck_assert_uint_eq(C.record[1].label, 3);
 	C.down[1] = true;
+}
+
+START_TEST(test_restart_refuses_a_prober_its_last_roster_dropped)
+{
+	/* node1 applied the roster without node2 (label 3), then crashed.
+	 * Restarted, it refuses node2's probes from the older roster, but
+	 * still helps node0, whom that roster lists, even from an older
+	 * label: a survivor whose peers all crashed may lag behind (2947/4). */
+	node1_records_node2_removed_and_crashes();
 	h_join_from(&C, 1, 2, DM_FAILURE_MAJORITY, 2, true);
 	h_advance(&C, C.now + 7001);
 	C.cut[1] = true;
@@ -207,12 +215,7 @@ joiner_helps_node2(bool from_disk)
 	struct dm_msg m;
 	int helped = 0;
 
-	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
-	h_subject_msg(&m, DM_MSG_NODE_FAILED, "node2", 1);
-	m.epoch = 3;
-	inject(0, 1, &m);
-	ck_assert_uint_eq(C.record[1].label, 3);
-	C.down[1] = true;
+	node1_records_node2_removed_and_crashes();
 	h_join_from(&C, 1, 0, DM_FAILURE_MAJORITY, 2, from_disk);
 	C.cut[1] = true;				/* its JOINs stay queued */
 	h_subject_msg(&m, DM_MSG_NODE_ADD, "node5", 9);
