@@ -329,6 +329,22 @@ fx_index(enum dm_effect_type type, uint64_t h)
 	return -1;
 }
 
+/* Node holder holds lock f (handle 1); node victim crashes and its daemon
+ * comes back at once from the static peers, its link to holder held back
+ * (a partition), its link to node2 up. */
+static void
+restarted_cut_off_from_the_holder(int holder, int victim)
+{
+	h_acquire(&C, holder, 1, "f", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&C);
+	await_grant(1, 100);
+	C.down[victim] = true;
+	h_advance(&C, C.now + 50);
+	C.hold = hold_0_1;
+	restart_static(victim, 2, 1, true);
+	link_up(victim, 2);
+}
+
 START_TEST(test_restarted_coordinator_holds_no_token_twice)
 {
 	/* Suzuki-Kasami: node0, the coordinator of epoch 1, holds every idle
@@ -343,14 +359,7 @@ START_TEST(test_restarted_coordinator_holds_no_token_twice)
 	restart_algorithm = "suzuki-kasami";
 	h_init_with(&C, 3, &(struct dm_engine_config){ .algorithm = "suzuki-kasami",
 	    .failure_policy = DM_FAILURE_MAJORITY });
-	h_acquire(&C, 1, 1, "f", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
-	h_pump(&C);
-	await_grant(1, 100);
-	C.down[0] = true;
-	h_advance(&C, C.now + 50);
-	C.hold = hold_0_1;
-	restart_static(0, 2, 1, true);
-	link_up(0, 2);
+	restarted_cut_off_from_the_holder(1, 0);
 	h_acquire(&C, 0, 2, "f", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
 	h_pump(&C);
 	for (int k = 0; k < 300 && !granted(2); k++)
@@ -388,14 +397,7 @@ START_TEST(test_maekawa_restarted_voter_gives_no_second_vote)
 		h_release(&C, 0, h);
 		h_pump(&C);
 	}
-	h_acquire(&C, 0, 1, "f", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
-	h_pump(&C);
-	await_grant(1, 100);
-	C.down[1] = true;
-	h_advance(&C, C.now + 50);
-	C.hold = hold_0_1;
-	restart_static(1, 2, 1, true);
-	link_up(1, 2);
+	restarted_cut_off_from_the_holder(0, 1);
 	h_acquire(&C, 2, 3, "g", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
 	h_pump(&C);
 	bool asked_f = false;
