@@ -24,20 +24,12 @@
  * every heartbeat_ms to members that have not answered (a refusal of our
  * roster label, say, is answered by no acknowledgement).
  */
-#include <string.h>
-
 #include "dm_engine_private.h"
-
-static bool
-holding_back(const struct dm_engine *e)
-{
-	return e->static_member && e->unconfirmed_n > 0 && e->membership == DM_MEMBER_ACTIVE;
-}
 
 bool
 dm_votes_held_back(const struct dm_engine *e)
 {
-	return holding_back(e);
+	return e->static_member && e->unconfirmed_n > 0 && e->membership == DM_MEMBER_ACTIVE;
 }
 
 void
@@ -69,7 +61,7 @@ say_hello(struct dm_engine *e, dm_slot_t s)
 static void
 arm(struct dm_engine *e)
 {
-	if (holding_back(e) && e->hello_timer.heap_index == 0)
+	if (dm_votes_held_back(e) && e->hello_timer.heap_index == 0)
 		(void)dm_timer_arm(e, &e->hello_timer, e->now + e->heartbeat_ms);
 }
 
@@ -89,7 +81,7 @@ dm_static_hello_link_up(struct dm_engine *e, dm_slot_t s)
 void
 dm_static_hello_timer(struct dm_engine *e)
 {
-	if (!holding_back(e))
+	if (!dm_votes_held_back(e))
 		return;
 	for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
 	    j = dm_roster_next(e, j))
@@ -110,13 +102,13 @@ release_lock(struct dm_engine *e, struct dm_lock *l, void *arg)
 static void
 confirmed(struct dm_engine *e, dm_slot_t s, bool erased)
 {
-	bool was = holding_back(e);
+	bool was = dm_votes_held_back(e);
 
 	if (s >= DM_NODES_MAX || !dm_bit_get(e->unconfirmed, s))
 		return;
 	dm_bit_set(e->unconfirmed, s, false);
 	e->unconfirmed_n--;
-	if (!was || holding_back(e))
+	if (!was || dm_votes_held_back(e))
 		return;
 	dm_timer_stop(e, &e->hello_timer);
 	dm_log(e, DM_LOG_INFO, "every member has answered this restarted process: its votes go",
