@@ -303,6 +303,11 @@ struct dm_engine {
 	 * is older (see dm_membership_on_suspect()). */
 	uint64_t	 member_epoch;
 	dm_msec_t	 member_epoch_at;
+	/* The same for the highest roster label such a member carried: the
+	 * epoch spreads to stale nodes through any message, the label only
+	 * through a roster change they applied. */
+	uint64_t	 member_label;
+	dm_msec_t	 member_label_at;
 	uint16_t	 vote_yes;
 	uint16_t	 vote_no;	/* refusals: a majority out of reach gives up */
 	uint8_t		 voted[DM_NODES_MAX / 8];

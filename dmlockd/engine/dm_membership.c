@@ -21,6 +21,11 @@ dm_roster_receive(struct dm_engine *e, dm_slot_t from, const char *peer, const s
 		e->member_epoch = m->epoch;
 		e->member_epoch_at = e->now;
 	}
+	if ((m->kind == DM_MSG_JOIN_REFUSED || m->kind == DM_MSG_REJOIN) &&
+	    (m->flags & DM_MSG_F_MEMBER) && m->roster_epoch >= e->member_label) {
+		e->member_label = m->roster_epoch;
+		e->member_label_at = e->now;
+	}
 	if (e->membership == DM_MEMBER_JOINING)
 		dm_epoch_learn(e, m->epoch);	/* rosters older than this are stale */
 	if (from != DM_SLOT_NONE && e->rx_other_incarnation) {

@@ -227,6 +227,16 @@ dm_membership_on_suspect(struct dm_engine *e, dm_slot_t from, const char *peer,
 		 * able to remove them, seed 2947/4, crashes.) */
 		if (m->epoch < e->member_epoch && e->now < e->member_epoch_at + fail_silence(e))
 			agree = false;
+		/* The same by roster label (rule 9): a removed node learns the
+		 * cluster's epoch from any message that reaches it (tokens
+		 * must never go back), so its epoch can match the cluster's
+		 * while its roster is the stale one (raymond 101734/7, crash
+		 * and partition: n4, removed at label 13 while cut off, learned
+		 * epoch 13 from a member's messages, then removed its label-2
+		 * roster's restarted members by their new incarnations' votes
+		 * beside n5's label-13 cluster, and the two granted one token). */
+		if (m->roster_epoch < e->member_label && e->now < e->member_label_at + fail_silence(e))
+			agree = false;
 		/* The membership record (dm_member_record.c): never help a
 		 * prober that an earlier process of ours saw removed (or
 		 * agreed to remove) rebuild its stale roster, seed 1952/5. */

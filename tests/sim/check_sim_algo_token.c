@@ -205,6 +205,32 @@ START_TEST(replay)
 }
 END_TEST
 
+START_TEST(replay_two_clusters_by_label)
+{
+	/* Crashes and partitions in one run (the mixed-kind safety sweep,
+	 * session 27): n4, removed at roster label 13 while cut off, had
+	 * learned epoch 13 from a member's messages; with the votes of its
+	 * label-2 roster's restarted members it removed their old
+	 * incarnations and granted lock/c beside n5's label-13 cluster.
+	 * Fixed by rule 9 (dm_membership_on_suspect(): a restarted node
+	 * votes for no prober whose roster label is older than a live
+	 * member's).  Raymond's binary only: the seed is Raymond's. */
+	struct sim_config cfg = {
+		.seed = 101734,
+		.nodes = 7,
+		.algorithm = "raymond",
+		.shared = false,
+		.faults = SIM_F_CRASH | SIM_F_PARTITION,
+		.election = "bully",
+		.report = stderr,
+	};
+	struct sim_result res;
+
+	if (strcmp(SIM_ALGO, "raymond") == 0)
+		sim_gate_run(&cfg, &res);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -225,6 +251,7 @@ main(void)
 	suite_add_tcase(s, ti);
 	tcase_set_timeout(tr, 120);
 	tcase_add_loop_test(tr, replay, 0, (int)(sizeof(replays) / sizeof(replays[0])));
+	tcase_add_test(tr, replay_two_clusters_by_label);
 	suite_add_tcase(s, tr);
 	sr = srunner_create(s);
 	srunner_set_fork_status(sr, CK_NOFORK);

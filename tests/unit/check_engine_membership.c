@@ -981,6 +981,49 @@ START_TEST(test_restarted_node_refuses_older_roster)
 }
 END_TEST
 
+START_TEST(test_restarted_node_refuses_older_roster_label)
+{
+	/* Raymond 101734/7 (crash and partition): n4, removed at label 13
+	 * while cut off, learned epoch 13 from a member's messages (tokens
+	 * never go back, so any message spreads the epoch), and its probes
+	 * passed the epoch rule above; with the votes of its label-2
+	 * roster's restarted members it removed their old incarnations and
+	 * granted beside n5's label-13 cluster.  The same rule by roster
+	 * label: a prober whose roster label is below the one a live member
+	 * carried gets no vote while that member was heard within T_fail. */
+	struct dm_msg m;
+
+	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
+	h_join(&C, 3, 0, DM_FAILURE_MAJORITY, 4);
+	C.cut[3] = true;				/* its JOINs stay queued */
+	memset(&m, 0, sizeof(m));
+	m.kind = DM_MSG_JOIN_REFUSED;
+	m.arg = 11;
+	m.epoch = 13;
+	m.roster_epoch = 13;
+	m.flags = DM_MSG_F_MEMBER;
+	inject(1, 3, &m);				/* a live member at label 13 */
+	h_subject_msg(&m, DM_MSG_SUSPECT, "node3", 2);	/* our old incarnation */
+	m.epoch = 13;					/* the epoch it heard of */
+	m.roster_epoch = 2;				/* its roster, older */
+	m.arg = 20;
+	m.serial = 7;
+	inject(0, 3, &m);
+	ck_assert_uint_eq(vote_queued(3, 0, 0)->serial, 7);
+	m.roster_epoch = 13;				/* not older: yes */
+	m.serial = 8;
+	m.arg = 21;
+	inject(0, 3, &m);
+	ck_assert_uint_eq(vote_queued(3, 0, 1)->serial, 8);
+	h_advance(&C, C.now + 7001);			/* that member silent for T_fail */
+	m.roster_epoch = 2;
+	m.serial = 9;
+	m.arg = 22;
+	inject(0, 3, &m);
+	ck_assert_uint_eq(vote_queued(3, 0, 1)->serial, 9);
+}
+END_TEST
+
 START_TEST(test_join_epoch_not_taken_over)
 {
 	/* 1533/6: the zombie took the joiners' epoch (hearsay of another
@@ -1923,6 +1966,7 @@ membership_suite(void)
 	tcase_add_test(tc, test_replaced_entry_is_asked_again);
 	tcase_add_test(tc, test_cancelled_replacement_restores_entry);
 	tcase_add_test(tc, test_restarted_node_refuses_older_roster);
+	tcase_add_test(tc, test_restarted_node_refuses_older_roster_label);
 	tcase_add_test(tc, test_join_epoch_not_taken_over);
 	tcase_add_test(tc, test_removal_by_removed_prober_obeyed);
 	tcase_add_test(tc, test_listed_joiner_join_does_not_stop_removal);
