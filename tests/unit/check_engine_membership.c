@@ -940,6 +940,41 @@ START_TEST(test_cancelled_replacement_restores_entry)
 }
 END_TEST
 
+/* node3 restarted and joining through node0 (its JOINs held back), told
+ * by node1, an active member, of its epoch and roster label. */
+static void
+restarted_node3_told_by_a_member(uint64_t epoch, uint64_t label)
+{
+	struct dm_msg m;
+
+	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
+	h_join(&C, 3, 0, DM_FAILURE_MAJORITY, 4);
+	C.cut[3] = true;				/* its JOINs stay queued */
+	memset(&m, 0, sizeof(m));
+	m.kind = DM_MSG_JOIN_REFUSED;
+	m.arg = 11;
+	m.epoch = epoch;
+	m.roster_epoch = label;
+	m.flags = DM_MSG_F_MEMBER;
+	inject(1, 3, &m);				/* a live member */
+}
+
+/* node0 probes node3 about node3's old incarnation, its roster at that
+ * epoch and label, at that ballot: the answer waits in node3's queue to
+ * node0 (vote_queued()). */
+static void
+probe_node3(uint64_t epoch, uint64_t label, uint64_t ballot, uint64_t serial)
+{
+	struct dm_msg m;
+
+	h_subject_msg(&m, DM_MSG_SUSPECT, "node3", 2);	/* our old incarnation */
+	m.epoch = epoch;
+	m.roster_epoch = label;
+	m.arg = ballot;
+	m.serial = serial;
+	inject(0, 3, &m);
+}
+
 START_TEST(test_restarted_node_refuses_older_roster)
 {
 	/* 1533/6 (every fault kind): n5, removed at epoch 13 while cut off,
@@ -950,33 +985,13 @@ START_TEST(test_restarted_node_refuses_older_roster)
 	 * an active member of epoch 9 votes for no prober whose roster is
 	 * older, while that member was heard within T_fail; later it does
 	 * (a lagging survivor must still be able to remove the dead). */
-	struct dm_msg m;
-
-	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
-	h_join(&C, 3, 0, DM_FAILURE_MAJORITY, 4);
-	C.cut[3] = true;				/* its JOINs stay queued */
-	memset(&m, 0, sizeof(m));
-	m.kind = DM_MSG_JOIN_REFUSED;
-	m.arg = 11;
-	m.epoch = 9;
-	m.flags = DM_MSG_F_MEMBER;
-	inject(1, 3, &m);				/* a live member at epoch 9 */
-	h_subject_msg(&m, DM_MSG_SUSPECT, "node3", 2);	/* our old incarnation */
-	m.epoch = 5;					/* the prober's roster */
-	m.arg = 20;					/* its ballot */
-	m.serial = 7;
-	inject(0, 3, &m);
+	restarted_node3_told_by_a_member(9, 0);
+	probe_node3(5, 0, 20, 7);			/* an older roster */
 	ck_assert_uint_eq(vote_queued(3, 0, 0)->serial, 7);
-	m.epoch = 9;					/* not older: yes */
-	m.serial = 8;
-	m.arg = 21;
-	inject(0, 3, &m);
+	probe_node3(9, 0, 21, 8);			/* not older: yes */
 	ck_assert_uint_eq(vote_queued(3, 0, 1)->serial, 8);
 	h_advance(&C, C.now + 7001);			/* that member silent for T_fail */
-	m.epoch = 5;
-	m.serial = 9;
-	m.arg = 22;
-	inject(0, 3, &m);
+	probe_node3(5, 0, 22, 9);
 	ck_assert_uint_eq(vote_queued(3, 0, 1)->serial, 9);
 }
 END_TEST
@@ -991,35 +1006,13 @@ START_TEST(test_restarted_node_refuses_older_roster_label)
 	 * granted beside n5's label-13 cluster.  The same rule by roster
 	 * label: a prober whose roster label is below the one a live member
 	 * carried gets no vote while that member was heard within T_fail. */
-	struct dm_msg m;
-
-	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
-	h_join(&C, 3, 0, DM_FAILURE_MAJORITY, 4);
-	C.cut[3] = true;				/* its JOINs stay queued */
-	memset(&m, 0, sizeof(m));
-	m.kind = DM_MSG_JOIN_REFUSED;
-	m.arg = 11;
-	m.epoch = 13;
-	m.roster_epoch = 13;
-	m.flags = DM_MSG_F_MEMBER;
-	inject(1, 3, &m);				/* a live member at label 13 */
-	h_subject_msg(&m, DM_MSG_SUSPECT, "node3", 2);	/* our old incarnation */
-	m.epoch = 13;					/* the epoch it heard of */
-	m.roster_epoch = 2;				/* its roster, older */
-	m.arg = 20;
-	m.serial = 7;
-	inject(0, 3, &m);
+	restarted_node3_told_by_a_member(13, 13);
+	probe_node3(13, 2, 20, 7);			/* the epoch, not the label */
 	ck_assert_uint_eq(vote_queued(3, 0, 0)->serial, 7);
-	m.roster_epoch = 13;				/* not older: yes */
-	m.serial = 8;
-	m.arg = 21;
-	inject(0, 3, &m);
+	probe_node3(13, 13, 21, 8);			/* not older: yes */
 	ck_assert_uint_eq(vote_queued(3, 0, 1)->serial, 8);
 	h_advance(&C, C.now + 7001);			/* that member silent for T_fail */
-	m.roster_epoch = 2;
-	m.serial = 9;
-	m.arg = 22;
-	inject(0, 3, &m);
+	probe_node3(13, 2, 22, 9);
 	ck_assert_uint_eq(vote_queued(3, 0, 1)->serial, 9);
 }
 END_TEST
