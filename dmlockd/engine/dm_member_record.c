@@ -322,11 +322,19 @@ dm_record_warn_refusal(struct dm_engine *e, const char *peer)
  * the sponsor removed joined through it) and 18999/6 (Maekawa, token
  * order: the restarted nodes' new incarnations, joining elsewhere, acked
  * the stale sponsor's NODE_ADDs and granted it the roster lock).
+ * Also while a node told to rejoin waits its restart interval (rule 10):
+ * its roster is gone and it answers as a joiner does (hierarchical
+ * 107933/8, crash and partition, groups of 5: n1, told to rejoin, acked
+ * the NODE_ADD of n0, which it had removed at label 22 while n0 was cut
+ * off; n0 admitted a node with it, rebuilt its label-10 roster and
+ * granted beside the label-22 cluster).
  */
 bool
 dm_record_refuses_joiner_help(struct dm_engine *e, const char *peer, const struct dm_msg *m)
 {
-	if (e->membership != DM_MEMBER_JOINING || !record_dropped(e, peer, m->roster_epoch))
+	bool joiner = e->membership == DM_MEMBER_JOINING || e->membership == DM_MEMBER_RESTARTING;
+
+	if (!joiner || !record_dropped(e, peer, m->roster_epoch))
 		return false;
 	dm_record_warn_refusal(e, peer);
 	return true;

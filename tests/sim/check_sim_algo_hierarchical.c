@@ -148,6 +148,31 @@ START_TEST(replay_token_from_a_leaver)
 }
 END_TEST
 
+START_TEST(replay_stale_sponsor_acked_while_rejoining)
+{
+	/* Crashes and partitions in one run, groups of 5, static restarts
+	 * (the mixed-kind safety sweep, session 27): n1, told to rejoin,
+	 * acked the NODE_ADD of n0, which it had removed while n0 was cut
+	 * off; n0 rebuilt its old roster with it and granted beside the
+	 * cluster that removed it.  Fixed by rule 10 (a node waiting to
+	 * rejoin helps no sponsor its record dropped, as a joiner does). */
+	struct sim_config cfg = {
+		.seed = 107933,
+		.nodes = 8,
+		.algorithm = "hierarchical",
+		.group_size = 5,
+		.shared = false,
+		.faults = SIM_F_CRASH | SIM_F_PARTITION,
+		.election = "bully",
+		.static_restarts = true,
+		.report = stderr,
+	};
+	struct sim_result res;
+
+	sim_gate_run(&cfg, &res);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -166,6 +191,7 @@ main(void)
 	tcase_set_timeout(tr, 120);
 	tcase_add_loop_test(tr, replay, 0, (int)(sizeof(replays) / sizeof(replays[0])));
 	tcase_add_test(tr, replay_token_from_a_leaver);
+	tcase_add_test(tr, replay_stale_sponsor_acked_while_rejoining);
 	suite_add_tcase(s, tr);
 	sr = srunner_create(s);
 	srunner_set_fork_status(sr, CK_NOFORK);

@@ -255,6 +255,42 @@ START_TEST(test_joiner_without_record_helps_a_stale_sponsor)
 }
 END_TEST
 
+START_TEST(test_node_told_to_rejoin_refuses_a_stale_sponsor)
+{
+	/* Hierarchical 107933/8 (crash and partition, groups of 5): n1 had
+	 * removed n0 at label 22 while n0 was cut off; told to rejoin, n1
+	 * waited its restart interval and acked a NODE_ADD from n0, still at
+	 * label 10, which took the ack for that of the n1 it listed, admitted
+	 * a node, rebuilt its old roster and granted beside the label-22
+	 * cluster.  Waiting to rejoin, a node answers as a joiner does: no
+	 * help to a sponsor its record dropped; a sponsor it lists gets it. */
+	struct dm_msg m;
+
+	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
+	h_subject_msg(&m, DM_MSG_NODE_FAILED, "node2", 1);
+	m.epoch = 3;
+	inject(0, 1, &m);
+	ck_assert_uint_eq(C.record[1].label, 3);	/* node1 applied it */
+	memset(&m, 0, sizeof(m));
+	m.kind = DM_MSG_REJOIN;
+	m.incarnation = 1;
+	m.epoch = 4;					/* node0 removed node1 */
+	inject(0, 1, &m);
+	ck_assert(!h_ready(&C, 1));
+	h_subject_msg(&m, DM_MSG_NODE_ADD, "node5", 9);
+	m.epoch = 4;					/* the epoch it heard of */
+	m.roster_epoch = 0;				/* its roster, without the removal */
+	m.serial = 5;
+	inject(2, 1, &m);
+	ck_assert_ptr_null(queued(1, 2, DM_MSG_NODE_ADD_ACK));
+	m.roster_epoch = 4;				/* node0, which its record lists */
+	m.serial = 6;
+	inject(0, 1, &m);
+	ck_assert_ptr_nonnull(queued(1, 0, DM_MSG_NODE_ADD_ACK));
+	ck_assert_uint_eq(queued(1, 0, DM_MSG_NODE_ADD_ACK)->serial, 6);
+}
+END_TEST
+
 /* node2 leaves while node0 is cut off: node1 acknowledges, node0 never
  * does, and node2 gives up on it after T_fail (the others would detect its
  * absence).  node2 restarts (from its disk or not) joining through
@@ -338,6 +374,7 @@ main(void)
 	tcase_add_test(tc, test_restart_without_record_helps_the_removed_node);
 	tcase_add_test(tc, test_restart_refuses_a_prober_its_last_roster_dropped);
 	tcase_add_test(tc, test_joiner_refuses_a_stale_sponsor);
+	tcase_add_test(tc, test_node_told_to_rejoin_refuses_a_stale_sponsor);
 	tcase_add_test(tc, test_joiner_without_record_helps_a_stale_sponsor);
 	tcase_add_test(tc, test_leaver_refuses_a_member_that_missed_its_leave);
 	tcase_add_test(tc, test_leaver_without_record_helps_a_member_that_missed_its_leave);
