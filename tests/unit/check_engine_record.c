@@ -169,10 +169,9 @@ START_TEST(test_restart_without_record_helps_the_removed_node)
 }
 END_TEST
 
-/* Three members; node1 applies the roster without node2 (label 3), then
- * crashes. */
+/* Three members; node1 applies the roster without node2 (label 3). */
 static void
-node1_records_node2_removed_and_crashes(void)
+node1_records_node2_removed(void)
 {
 	struct dm_msg m;
 
@@ -181,6 +180,13 @@ node1_records_node2_removed_and_crashes(void)
 	m.epoch = 3;
 	inject(0, 1, &m);
 	ck_assert_uint_eq(C.record[1].label, 3);
+}
+
+/* The same, then node1 crashes. */
+static void
+node1_records_node2_removed_and_crashes(void)
+{
+	node1_records_node2_removed();
 	C.down[1] = true;
 }
 
@@ -266,11 +272,7 @@ START_TEST(test_node_told_to_rejoin_refuses_a_stale_sponsor)
 	 * help to a sponsor its record dropped; a sponsor it lists gets it. */
 	struct dm_msg m;
 
-	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
-	h_subject_msg(&m, DM_MSG_NODE_FAILED, "node2", 1);
-	m.epoch = 3;
-	inject(0, 1, &m);
-	ck_assert_uint_eq(C.record[1].label, 3);	/* node1 applied it */
+	node1_records_node2_removed();
 	memset(&m, 0, sizeof(m));
 	m.kind = DM_MSG_REJOIN;
 	m.incarnation = 1;
