@@ -17,14 +17,15 @@ dm_roster_receive(struct dm_engine *e, dm_slot_t from, const char *peer, const s
 {
 	e->rx_epoch_before = e->epoch;
 	if ((m->kind == DM_MSG_JOIN_REFUSED || m->kind == DM_MSG_REJOIN) &&
-	    (m->flags & DM_MSG_F_MEMBER) && m->epoch >= e->member_epoch) {
-		e->member_epoch = m->epoch;
-		e->member_epoch_at = e->now;
-	}
-	if ((m->kind == DM_MSG_JOIN_REFUSED || m->kind == DM_MSG_REJOIN) &&
-	    (m->flags & DM_MSG_F_MEMBER) && m->roster_epoch >= e->member_label) {
-		e->member_label = m->roster_epoch;
-		e->member_label_at = e->now;
+	    (m->flags & DM_MSG_F_MEMBER)) {
+		if (m->epoch >= e->member_epoch) {
+			e->member_epoch = m->epoch;
+			e->member_epoch_at = e->now;
+		}
+		if (m->roster_epoch >= e->member_label) {
+			e->member_label = m->roster_epoch;
+			e->member_label_at = e->now;
+		}
 	}
 	if (e->membership == DM_MEMBER_JOINING)
 		dm_epoch_learn(e, m->epoch);	/* rosters older than this are stale */
