@@ -117,6 +117,8 @@ struct dm_engine_config {
 #define DM_BREAK_STALE_TOKEN		(1u << 2) /* don't carry tokens in REPLY */
 #define DM_BREAK_NO_LEASE		(1u << 3) /* holders never lose the lock on lease expiry */
 #define DM_BREAK_GREEDY_HANDOFF		(1u << 4) /* RA: hand off locally even past a deferred request */
+#define DM_BREAK_STALE_ROSTER		(1u << 5) /* a restarted node helps any prober rebuild a stale
+						   * roster: no epoch, label or record refusals */
 
 enum dm_event_type {
 	DM_EV_TICK = 1,		/* only time passed: a deadline may be due */

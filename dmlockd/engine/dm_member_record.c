@@ -334,7 +334,7 @@ dm_record_refuses_joiner_help(struct dm_engine *e, const char *peer, const struc
 {
 	bool joiner = e->membership == DM_MEMBER_JOINING || e->membership == DM_MEMBER_RESTARTING;
 
-	if (!joiner || !record_dropped(e, peer, m->roster_epoch))
+	if (!joiner || dm_broken(e, DM_BREAK_STALE_ROSTER) || !record_dropped(e, peer, m->roster_epoch))
 		return false;
 	dm_record_warn_refusal(e, peer);
 	return true;

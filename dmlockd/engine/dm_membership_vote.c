@@ -213,6 +213,10 @@ dm_membership_on_suspect(struct dm_engine *e, dm_slot_t from, const char *peer,
 			agree = m->mode == 1 && e->now >= e->incarnation_since + fail_silence(e);
 		if (!ours || m->arg <= e->epoch || m->arg <= e->promised_epoch)
 			agree = false;
+		/* The three refusals below guard against a stale prober
+		 * (DM_BREAK_STALE_ROSTER turns them off for a negative
+		 * control). */
+		bool guarded = !dm_broken(e, DM_BREAK_STALE_ROSTER);
 		/* A prober whose roster is older than the epoch a live member
 		 * of some roster told us of lately may be a removed node that
 		 * never learned it, whose listed members all restarted or
@@ -225,7 +229,7 @@ dm_membership_on_suspect(struct dm_engine *e, dm_slot_t from, const char *peer,
 		 * member was heard within T_fail.  (Not for good: a lagging
 		 * survivor whose newer-epoch peers all crashed must still be
 		 * able to remove them, seed 2947/4, crashes.) */
-		if (m->epoch < e->member_epoch && e->now < e->member_epoch_at + fail_silence(e))
+		if (guarded && m->epoch < e->member_epoch && e->now < e->member_epoch_at + fail_silence(e))
 			agree = false;
 		/* The same by roster label (rule 9): a removed node learns the
 		 * cluster's epoch from any message that reaches it (tokens
@@ -235,12 +239,12 @@ dm_membership_on_suspect(struct dm_engine *e, dm_slot_t from, const char *peer,
 		 * epoch 13 from a member's messages, then removed its label-2
 		 * roster's restarted members by their new incarnations' votes
 		 * beside n5's label-13 cluster, and the two granted one token). */
-		if (m->roster_epoch < e->member_label && e->now < e->member_label_at + fail_silence(e))
+		if (guarded && m->roster_epoch < e->member_label && e->now < e->member_label_at + fail_silence(e))
 			agree = false;
 		/* The membership record (dm_member_record.c): never help a
 		 * prober that an earlier process of ours saw removed (or
 		 * agreed to remove) rebuild its stale roster, seed 1952/5. */
-		if (dm_record_saw_removed(e, peer, m->roster_epoch)) {
+		if (guarded && dm_record_saw_removed(e, peer, m->roster_epoch)) {
 			agree = false;
 			dm_record_warn_refusal(e, peer);
 		}

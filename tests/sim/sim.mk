@@ -30,6 +30,7 @@ SIM_TESTS = \
 	tests/sim/check_sim_random_large \
 	tests/sim/check_sim_random_wide \
 	tests/sim/check_sim_negative \
+	tests/sim/check_sim_storm \
 	tests/sim/check_sim_metrics \
 	tests/sim/check_sim_static
 check_PROGRAMS += $(SIM_TESTS)
@@ -61,6 +62,10 @@ tests_sim_check_sim_random_wide_LDADD = $(SIM_TEST_LDADD)
 tests_sim_check_sim_negative_SOURCES = tests/sim/check_sim_negative.c
 tests_sim_check_sim_negative_CFLAGS = $(SIM_TEST_CFLAGS)
 tests_sim_check_sim_negative_LDADD = $(SIM_TEST_LDADD)
+
+tests_sim_check_sim_storm_SOURCES = tests/sim/check_sim_storm.c
+tests_sim_check_sim_storm_CFLAGS = $(SIM_TEST_CFLAGS)
+tests_sim_check_sim_storm_LDADD = $(SIM_TEST_LDADD)
 
 tests_sim_check_sim_metrics_SOURCES = tests/sim/check_sim_metrics.c
 tests_sim_check_sim_metrics_CFLAGS = $(SIM_TEST_CFLAGS)

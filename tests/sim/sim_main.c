@@ -19,6 +19,7 @@ struct size_stats {
 	uint64_t runs, violations, grants, entries, algo_messages, faults, events;
 	double response_sum, sync_sum, sync_max;
 	uint64_t response_n, sync_n;
+	uint64_t stale_storms, stale_at_heal;
 };
 
 static void
@@ -36,7 +37,10 @@ usage(FILE *out)
 	    "  --group-size N       hierarchical group size (default 0: the engine's)\n"
 	    "  --faults / --no-faults   inject faults (default) or not\n"
 	    "  --fault-mask HEX     subset of faults: 1 crash, 2 pause, 4 partition, 8 link,\n"
-	    "                       10 leave, 20 join, 40 clock drift (default 7f)\n"
+	    "                       10 leave, 20 join, 40 clock drift (default 7f); 80 the\n"
+	    "                       stale-roster storm (one node cut off long enough to be\n"
+	    "                       removed while the others crash and restart), only when\n"
+	    "                       asked for\n"
 	    "  --rotate-faults      one kind of the mask per seed, rotating as the make-check\n"
 	    "                       gate does (every tenth seed fault-free, exact counts)\n"
 
@@ -50,8 +54,8 @@ usage(FILE *out)
 	    "                       fault kinds, which fail liveness at a known rate)\n"
 	    "  --workload random|forever|light|heavy\n"
 	    "  --no-shared          exclusive requests only\n"
-	    "  --break never-defer|probe-bare-reply|stale-token|no-lease|greedy-handoff\n"
-	    "                       (negative control)\n"
+	    "  --break never-defer|probe-bare-reply|stale-token|no-lease|greedy-handoff|\n"
+	    "          stale-roster (negative control)\n"
 	    "  --metrics            RA section 5 figures: fault-free light and heavy load\n"
 	    "  --trace              print every event of the run\n"
 	    "  --fingerprints       print each seed's event count and trace hash (two\n"
@@ -99,6 +103,8 @@ breakage_flag(const char *s)
 		return DM_BREAK_NO_LEASE;
 	if (strcmp(s, "greedy-handoff") == 0)
 		return DM_BREAK_GREEDY_HANDOFF;
+	if (strcmp(s, "stale-roster") == 0)
+		return DM_BREAK_STALE_ROSTER;
 	return 0;
 }
 
@@ -111,6 +117,8 @@ account(struct size_stats *st, const struct sim_result *res, int r)
 	st->entries += res->entries;
 	st->algo_messages += res->algo_messages;
 	st->faults += res->faults_injected;
+	st->stale_storms += res->stale_storms;
+	st->stale_at_heal += res->stale_at_heal;
 	st->events += res->events;
 	st->response_sum += res->response_sum_d;
 	st->response_n += res->response_n;
@@ -147,7 +155,10 @@ print_stats(unsigned n, const struct size_stats *st, const char *algorithm)
 		printf("%.3fD(max %.3fD)", st->sync_sum / (double)st->sync_n, st->sync_max);
 	else
 		printf("-");
-	printf(" faults=%" PRIu64 "\n", st->faults);
+	printf(" faults=%" PRIu64, st->faults);
+	if (st->stale_storms)
+		printf(" storms=%" PRIu64 " stale-at-heal=%" PRIu64, st->stale_storms, st->stale_at_heal);
+	printf("\n");
 }
 
 /* RA §5: light load (one request at a time) gives the response time, heavy
@@ -198,7 +209,7 @@ rotated_faults(uint32_t mask, uint64_t s)
 {
 	static const uint32_t order[] = {
 		SIM_F_CRASH, SIM_F_PAUSE, SIM_F_PARTITION, SIM_F_LINK, SIM_F_LEAVE, SIM_F_JOIN,
-		SIM_F_DRIFT,
+		SIM_F_DRIFT, SIM_F_STALE,
 	};
 	uint32_t kinds[sizeof(order) / sizeof(order[0])];
 	size_t n = 0;
@@ -337,7 +348,7 @@ main(int argc, char **argv)
 			cfg.faults = 0;
 			break;
 		case O_MASK:
-			cfg.faults = (uint32_t)strtoul(optarg, NULL, 16) & SIM_F_ALL;
+			cfg.faults = (uint32_t)strtoul(optarg, NULL, 16) & SIM_F_KNOWN;
 			break;
 		case O_PANY:
 			cfg.partition_any = true;

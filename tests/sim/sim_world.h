@@ -36,6 +36,11 @@
 #define SIM_F_JOIN	(1u << 5)	/* a new node joins through a sponsor */
 #define SIM_F_DRIFT	(1u << 6)	/* per-node clock rate within +-rho */
 #define SIM_F_ALL	0x7fu
+/* Not in SIM_F_ALL (the campaigns' default mask): a directed storm of the
+ * stale-roster shape.  One node is cut off long enough to be removed, and
+ * the others crash and restart around the cut and its heal. */
+#define SIM_F_STALE	(1u << 7)
+#define SIM_F_KNOWN	(SIM_F_ALL | SIM_F_STALE)
 
 /* Workload shapes. */
 enum sim_workload {
@@ -112,6 +117,8 @@ struct sim_result {
 	uint64_t	 algo_messages;		/* sends of algorithm kinds (>= DM_MSG_ALGO_BASE) */
 	uint64_t	 all_messages;
 	uint64_t	 faults_injected;
+	uint64_t	 stale_storms;		/* SIM_F_STALE storms that cut their node off */
+	uint64_t	 stale_at_heal;		/* ...whose node was removed by the heal, unaware */
 	uint64_t	 engine_errors;		/* -EPROTO answers to peer messages */
 	/* RA §5 metrics in units of D (only meaningful with constant_delay). */
 	double		 response_sum_d;	/* sum over grants of (grant - request) / D */

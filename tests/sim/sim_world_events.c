@@ -131,6 +131,17 @@ sw_handle(struct sim_world *w, const struct sim_event *sev)
 		sw_fault_inject(w);
 		sw_push(w, w->now + sim_rng_range(&w->rng, 5 * MS, 150 * MS), EV_FAULT, -1, 0, 0, 0);
 		return;
+	case EV_CRASH:
+		if (!w->healed)
+			sw_crash(w, n);
+		return;
+	case EV_STALE_CUT:
+		if (!w->healed)
+			sw_stale_cut(w, n, (int)sev->a, (unsigned)sev->b);
+		return;
+	case EV_STALE_HEALED:
+		sw_stale_healed(w, n, sev->a);
+		return;
 	case EV_RESUME:
 		if (sev->b != nd->incarnation || !nd->paused || w->now < nd->resume_at)
 			return;

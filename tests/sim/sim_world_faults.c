@@ -1,8 +1,8 @@
 /*
  * sim_world_faults.c: the simulated network's links going down and up,
  * and the faults of the fault phase: crash and restart, pause, partition,
- * one link down, graceful leave, a new node joining; then the heal that
- * ends them all.
+ * one link down, graceful leave, a new node joining, the stale-roster
+ * storm; then the heal that ends them all.
  */
 #include "sim_world_priv.h"
 
@@ -188,6 +188,93 @@ sw_static_peer_member(const struct sim_world *w, int n)
 	return false;
 }
 
+/* Crash node n, unless no other ready member would be left; it restarts
+ * 5 to 200 ms later (a measured --crash-victim stays down). */
+void
+sw_crash(struct sim_world *w, int n)
+{
+	if (n < 0 || other_ready(w, n) == 0 || !w->nodes[n].exists)
+		return;
+	sw_node_gone(w, n, "CRASH");
+	if (!w->cfg.crash_victim)
+		sw_push(w, w->now + sim_rng_range(&w->rng, 5 * MS, 200 * MS), EV_RESTART, n, 0, 0, 0);
+}
+
+/* The stale-roster storm (SIM_F_STALE): the shape of the two-clusters
+ * holes of sessions 23 to 27 (1533/6, 1952/5, 101734/7, ...), aimed
+ * at rather than waited for.  A node z crashes.  As soon as a node x has
+ * applied z's removal, x is cut off from everyone for 150 to 400 ms, long
+ * enough to be removed without hearing of it; its roster (without z) goes
+ * stale while the cluster goes on with z's new process, which x does not
+ * list.  Each node but x and z crashes with probability 7/8 at a time
+ * drawn from the cut to 50 ms after its heal: before x's removal (its
+ * record still lists x), after it, or after the heal, so x comes back to a
+ * roster of restarted processes with records of every age, while a live
+ * cluster it does not know runs beside it.  Each crash keeps a ready
+ * member (sw_crash).  One storm at a time: storms on top of storms keep
+ * every node restarting, and nothing is left to go stale. */
+#define STALE_POLL_MS	5	/* how often the storm looks at x's roster */
+#define STALE_POLLS	100	/* and for how long, before it gives up */
+
+static void
+stale_roster_storm(struct sim_world *w)
+{
+	int x = pick_node(w, true), z = pick_node(w, true);
+
+	if (x < 0 || z < 0 || x == z || live_count(w) < 3 || w->now < w->storm_until)
+		return;
+	w->storm_until = w->now + (STALE_POLLS * STALE_POLL_MS + 400 + 50) * MS;
+	TRACE(w, "net: STALE storm: %s crashes; %s is cut off once it removed it",
+	    w->nodes[z].name, w->nodes[x].name);
+	sw_crash(w, z);
+	sw_push(w, w->now + STALE_POLL_MS * MS, EV_STALE_CUT, x, (uint64_t)z, 0, 0);
+}
+
+/* The storm's second step (poll number polls): once x has removed z, cut x
+ * off, and crash the others but z from now to 50 ms after the heal. */
+void
+sw_stale_cut(struct sim_world *w, int x, int z, unsigned polls)
+{
+	struct roster_search rs = { .name = w->nodes[z].name };
+	sim_time_t heal;
+
+	if (!w->nodes[x].exists || !w->nodes[x].ready)
+		return;
+	dm_engine_visit_roster(w->nodes[x].eng, roster_search_visit, &rs);
+	if (rs.found) {
+		if (polls < STALE_POLLS)
+			sw_push(w, w->now + STALE_POLL_MS * MS, EV_STALE_CUT, x, (uint64_t)z, polls + 1, 0);
+		return;
+	}
+	heal = w->now + sim_rng_range(&w->rng, 150 * MS, 400 * MS);
+	TRACE(w, "net: STALE storm: %s cut off until %" PRIu64 "us", w->nodes[x].name, heal);
+	w->res->stale_storms++;
+	for (unsigned i = 0; i < w->n_slots; i++) {
+		if ((int)i == x)
+			continue;
+		cut(w, x, (int)i);
+		sw_push(w, heal, EV_UNCUT, -1, (uint64_t)x, i, 0);
+		if ((int)i != z && w->nodes[i].exists && sim_rng_chance(&w->rng, 875))
+			sw_push(w, w->now + sim_rng_range(&w->rng, 0, heal - w->now + 50 * MS), EV_CRASH,
+			    (int)i, 0, 0, 0);
+	}
+	/* After the EV_UNCUTs of the same instant (pushed first, popped first). */
+	sw_push(w, heal, EV_STALE_HEALED, x, w->nodes[x].incarnation, 0, 0);
+}
+
+/* The storm's cut healed: did it do what it is for, leave x removed
+ * without knowing it (a newer roster of a ready node does not list it)? */
+void
+sw_stale_healed(struct sim_world *w, int x, uint64_t incarnation)
+{
+	const struct sim_node *nd = &w->nodes[x];
+
+	if (nd->exists && nd->incarnation == incarnation && nd->ready && !current_member(w, (unsigned)x)) {
+		w->res->stale_at_heal++;
+		TRACE(w, "net: STALE storm: %s is back with a stale roster", nd->name);
+	}
+}
+
 void
 sw_fault_inject(struct sim_world *w)
 {
@@ -204,12 +291,7 @@ sw_fault_inject(struct sim_world *w)
 	w->res->faults_injected++;
 	switch (kinds[sim_rng_below(&w->rng, nk)]) {
 	case SIM_F_CRASH:
-		n = w->cfg.crash_victim ? (int)w->cfg.crash_victim - 1 : pick_node(w, true);
-		if (n < 0 || other_ready(w, n) == 0 || !w->nodes[n].exists)
-			return;
-		sw_node_gone(w, n, "CRASH");
-		if (!w->cfg.crash_victim)	/* a measured victim stays down */
-			sw_push(w, w->now + sim_rng_range(&w->rng, 5 * MS, 200 * MS), EV_RESTART, n, 0, 0, 0);
+		sw_crash(w, w->cfg.crash_victim ? (int)w->cfg.crash_victim - 1 : pick_node(w, true));
 		return;
 	case SIM_F_PAUSE:
 		n = pick_node(w, true);
@@ -256,6 +338,9 @@ sw_fault_inject(struct sim_world *w)
 		    (uint64_t)a, (uint64_t)b, 0);
 		return;
 	}
+	case SIM_F_STALE:
+		stale_roster_storm(w);
+		return;
 	case SIM_F_LEAVE:
 		n = pick_node(w, true);
 		if (n < 0 || other_ready(w, n) == 0 || !w->nodes[n].ready)

@@ -63,6 +63,9 @@ enum ev_kind {
 	EV_STOP,		/* clients stop asking */
 	EV_PROGRESS,		/* periodic liveness check */
 	EV_END,
+	EV_CRASH,		/* a crash the stale-roster storm scheduled */
+	EV_STALE_CUT,		/* the storm cuts node off once it removed a; poll b */
+	EV_STALE_HEALED,	/* the storm's cut healed; node's incarnation a */
 };
 
 enum input_type { IN_ACQUIRE = 1, IN_RELEASE, IN_CANCEL, IN_LEAVE };
@@ -134,6 +137,7 @@ struct sim_world {
 	bool		 healed, settled, stopped;
 	sim_time_t	 quiet_since;	/* after stop: quiet since (0: not quiet) */
 	sim_time_t	 heal_at, stop_at, end_at;
+	sim_time_t	 storm_until;	/* the stale-roster storm's end: one at a time */
 	sim_time_t	 liveness_bound;
 	/* RA §5 synchronisation delay: the last exit per lock. */
 	sim_time_t	 last_exit[SIM_LOCKS_MAX];
@@ -186,6 +190,9 @@ void sw_do_input(struct sim_world *w, const struct sim_event *sev);
 void sw_link_notify(struct sim_world *w, int n, int peer, bool up);
 void sw_uncut(struct sim_world *w, int a, int b);
 void sw_fault_inject(struct sim_world *w);
+void sw_crash(struct sim_world *w, int n);
+void sw_stale_cut(struct sim_world *w, int x, int z, unsigned polls);
+void sw_stale_healed(struct sim_world *w, int x, uint64_t incarnation);
 bool sw_static_peer_member(const struct sim_world *w, int n);
 void sw_heal_all(struct sim_world *w);
 
