@@ -7,6 +7,10 @@
  *     a roster a newer one has dropped it from, and no run has two holders;
  *   - the campaigns' default mask never raises one (their runs stay those
  *     of the engine's millions);
+ *   - a gate: every algorithm (the eleven configurations of the campaigns)
+ *     under storms, 100 seeds each at N = 3-8, half of them restarting from
+ *     the static roster, safety checked (with DM_BREAK_STALE_ROSTER, 11 of
+ *     its 1,100 runs fail, in seven configurations);
  *   - negative control: with the engine's refusals of a stale prober turned
  *     off (DM_BREAK_STALE_ROSTER: the epoch and label rules, the
  *     membership record), storms find two holders or a fencing token that
@@ -15,9 +19,31 @@
 #include <check.h>
 #include <stdio.h>
 
+#include "sim_gate.h"
 #include "sim_world.h"
 
 #define STORM_SEEDS	300
+#define GATE_SEEDS	100	/* per configuration */
+
+/* The campaigns' configurations (tests/sim/campaigns/QUEUE). */
+static const struct gate_config {
+	const char	*algorithm;
+	const char	*election;
+	uint32_t	 group_size;
+} gate_configs[] = {
+	{ "ricart-agrawala", NULL, 0 },
+	{ "lamport", NULL, 0 },
+	{ "maekawa", NULL, 0 },
+	{ "rcv", NULL, 0 },
+	{ "raymond", "bully", 0 },
+	{ "suzuki-kasami", "invitation", 0 },
+	{ "naimi-trehel", "bully", 0 },
+	{ "hierarchical", "invitation", 2 },
+	{ "hierarchical", "bully", 3 },
+	{ "hierarchical", "invitation", 4 },
+	{ "hierarchical", "bully", 5 },
+};
+#define N_GATE_CONFIGS	(sizeof(gate_configs) / sizeof(gate_configs[0]))
 
 static struct sim_config
 storm_config(uint64_t seed)
@@ -88,6 +114,22 @@ START_TEST(storms_catch_a_node_that_helps_a_stale_prober)
 }
 END_TEST
 
+START_TEST(storm_gate)
+{
+	const struct gate_config *g = &gate_configs[(size_t)_i / GATE_SEEDS];
+	uint64_t seed = 1 + (uint64_t)_i % GATE_SEEDS;
+	struct sim_config cfg = {
+		.seed = seed, .nodes = (unsigned)(3 + seed % 6), .algorithm = g->algorithm,
+		.election = g->election, .group_size = g->group_size, .shared = false,
+		.faults = SIM_F_STALE,
+		.static_restarts = seed % 2 == 0, .safety_only = true,
+	};
+	struct sim_result res;
+
+	sim_gate_run(&cfg, &res);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -100,6 +142,7 @@ main(void)
 	tcase_add_test(tc, storms_leave_a_removed_node_unaware);
 	tcase_add_test(tc, default_mask_raises_no_storm);
 	tcase_add_test(tc, storms_catch_a_node_that_helps_a_stale_prober);
+	tcase_add_loop_test(tc, storm_gate, 0, (int)(N_GATE_CONFIGS * GATE_SEEDS));
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
