@@ -117,15 +117,14 @@ END_TEST
 START_TEST(storm_gate)
 {
 	const struct gate_config *g = &gate_configs[(size_t)_i / GATE_SEEDS];
-	uint64_t seed = 1 + (uint64_t)_i % GATE_SEEDS;
-	struct sim_config cfg = {
-		.seed = seed, .nodes = (unsigned)(3 + seed % 6), .algorithm = g->algorithm,
-		.election = g->election, .group_size = g->group_size, .shared = false,
-		.faults = SIM_F_STALE,
-		.static_restarts = seed % 2 == 0, .safety_only = true,
-	};
+	struct sim_config cfg = storm_config(1 + (uint64_t)_i % GATE_SEEDS);
 	struct sim_result res;
 
+	cfg.nodes = (unsigned)(3 + cfg.seed % 6);
+	cfg.algorithm = g->algorithm;
+	cfg.election = g->election;
+	cfg.group_size = g->group_size;
+	cfg.static_restarts = cfg.seed % 2 == 0;
 	sim_gate_run(&cfg, &res);
 }
 END_TEST

@@ -112,6 +112,16 @@ roster_search_visit(void *ctx, const char *name, const char *address, bool is_se
 		rs->found = true;
 }
 
+/* Does ready node i's roster list name? */
+static bool
+roster_lists(const struct sim_world *w, unsigned i, const char *name)
+{
+	struct roster_search rs = { .name = name };
+
+	dm_engine_visit_roster(w->nodes[i].eng, roster_search_visit, &rs);
+	return rs.found;
+}
+
 static uint64_t
 roster_label(const struct sim_node *nd)
 {
@@ -129,16 +139,10 @@ current_member(const struct sim_world *w, unsigned i)
 {
 	uint64_t label = roster_label(&w->nodes[i]);
 
-	for (unsigned j = 0; j < w->n_slots; j++) {
-		struct roster_search rs = { .name = w->nodes[i].name };
-
-		if (j == i || !w->nodes[j].exists || !w->nodes[j].ready ||
-		    roster_label(&w->nodes[j]) <= label)
-			continue;
-		dm_engine_visit_roster(w->nodes[j].eng, roster_search_visit, &rs);
-		if (!rs.found)
+	for (unsigned j = 0; j < w->n_slots; j++)
+		if (j != i && w->nodes[j].exists && w->nodes[j].ready &&
+		    roster_label(&w->nodes[j]) > label && !roster_lists(w, j, w->nodes[i].name))
 			return false;
-	}
 	return true;
 }
 
@@ -235,13 +239,11 @@ stale_roster_storm(struct sim_world *w)
 void
 sw_stale_cut(struct sim_world *w, int x, int z, unsigned polls)
 {
-	struct roster_search rs = { .name = w->nodes[z].name };
 	sim_time_t heal;
 
 	if (!w->nodes[x].exists || !w->nodes[x].ready)
 		return;
-	dm_engine_visit_roster(w->nodes[x].eng, roster_search_visit, &rs);
-	if (rs.found) {
+	if (roster_lists(w, (unsigned)x, w->nodes[z].name)) {
 		if (polls < STALE_POLLS)
 			sw_push(w, w->now + STALE_POLL_MS * MS, EV_STALE_CUT, x, (uint64_t)z, polls + 1, 0);
 		return;
