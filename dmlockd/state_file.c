@@ -113,20 +113,28 @@ state_record_parse(const char *text, size_t len, struct state_record *ret)
 
 	ret->n_names = 0;
 	ret->n_removals = 0;
+	ret->promised = false;
 	if (!take_literal(&c, "label ") || !take_decimal(&c, &ret->label) ||
 	    !take_literal(&c, "\n"))
 		return -EBADMSG;
 	while (c.p < c.end) {
 		if (take_literal(&c, "member ")) {
 			char *name = ret->names[ret->n_names];
-			if (ret->n_removals > 0 || ret->n_names == DM_NODES_MAX ||
+			if (ret->n_removals > 0 || ret->promised || ret->n_names == DM_NODES_MAX ||
 			    !take_name(&c, name) || !take_literal(&c, "\n") ||
 			    name_among(ret->names, ret->n_names, name))
 				return -EBADMSG;
 			ret->n_names++;
+		} else if (take_literal(&c, "promise ")) {
+			/* At most one, after every other line. */
+			if (ret->promised || !take_decimal(&c, &ret->promise_label) ||
+			    !take_literal(&c, " ") || !take_name(&c, ret->promise_prober) ||
+			    !take_literal(&c, "\n"))
+				return -EBADMSG;
+			ret->promised = true;
 		} else if (take_literal(&c, "removed ")) {
 			char *name = ret->removed[ret->n_removals];
-			if (ret->n_removals == DM_NODES_MAX || !take_name(&c, name) ||
+			if (ret->promised || ret->n_removals == DM_NODES_MAX || !take_name(&c, name) ||
 			    !take_literal(&c, " ") ||
 			    !take_decimal(&c, &ret->ballots[ret->n_removals]) ||
 			    !take_literal(&c, "\n") ||
@@ -155,6 +163,8 @@ state_record_view(struct state_record *sr, struct dm_member_record *ret)
 		.n_names = sr->n_names,
 		.removals = sr->n_removals > 0 ? sr->removals : NULL,
 		.n_removals = sr->n_removals,
+		.promise_prober = sr->promised ? sr->promise_prober : NULL,
+		.promise_label = sr->promised ? sr->promise_label : 0,
 	};
 }
 
@@ -190,6 +200,8 @@ state_record_format(const struct dm_member_record *r, char *buf, size_t size)
 			if (strcmp(r->names[j], r->names[i]) == 0)
 				return -EINVAL;
 	}
+	if (r->promise_prober != NULL && !dm_node_name_str_valid(r->promise_prober))
+		return -EINVAL;
 	for (size_t i = 0; i < r->n_removals; i++) {
 		if (!dm_node_name_str_valid(r->removals[i].name))
 			return -EINVAL;
@@ -209,6 +221,9 @@ state_record_format(const struct dm_member_record *r, char *buf, size_t size)
 		if (!append(buf, size, &at, "removed %s %" PRIu64 "\n", r->removals[i].name,
 		    r->removals[i].ballot))
 			return -ENOSPC;
+	if (r->promise_prober != NULL &&
+	    !append(buf, size, &at, "promise %" PRIu64 " %s\n", r->promise_label, r->promise_prober))
+		return -ENOSPC;
 	return (int)at;
 }
 
@@ -289,7 +304,8 @@ state_dir_read_record(const struct state_dir *sd, struct state_record *ret)
 	if (r == -EBADMSG) {
 		memset(ret, 0, sizeof(*ret));
 		log_error_errno(r, "%s/%s is not a membership record (a \"label\" line, then"
-		    " \"member\" lines, then \"removed\" lines; dmlockd(8), FILES): restore it;"
+		    " \"member\" lines, then \"removed\" lines, then a \"promise\" line;"
+		    " dmlockd(8), FILES): restore it;"
 		    " remove it only as dmlockd(8), RECOVERY, describes", sd->path,
 		    STATE_RECORD_FILE);
 	}

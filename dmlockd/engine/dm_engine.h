@@ -43,7 +43,11 @@ struct dm_peer_spec {
  *    not show yet: the subject's name and the ballot epoch; and, the same
  *    way, the members that never acknowledged its graceful leave, at a
  *    label above every one it knew of them (they never applied the roster
- *    it left behind).
+ *    it left behind);
+ *  - the self-vote promise: a process that voted, as a restarted process,
+ *    that a prober remove its own earlier incarnation keeps the prober's
+ *    roster label and name; its later processes help no other prober whose
+ *    roster is not newer than that (dm_record_self_vote()).
  */
 struct dm_agreed_removal {
 	const char	*name;
@@ -56,6 +60,8 @@ struct dm_member_record {
 	size_t		 n_names;
 	const struct dm_agreed_removal *removals;
 	size_t		 n_removals;
+	const char	*promise_prober;	/* NULL: no self-vote promise */
+	uint64_t	 promise_label;		/* the prober's roster label */
 };
 
 struct dm_engine_config {

@@ -328,6 +328,9 @@ struct dm_engine {
 			char	 name[DM_NODE_NAME_MAX + 1];
 			uint64_t ballot;
 		}		 removals[DM_NODES_MAX];
+		/* The self-vote promise (dm_record_self_vote()); "": none. */
+		char		 promise_prober[DM_NODE_NAME_MAX + 1];
+		uint64_t	 promise_label;
 		uint64_t	 digest;	/* dm_roster_digest() of names, when mine */
 		bool		 mine;
 		dm_msec_t	 refusal_logged_at;	/* the last warning of a refusal */
@@ -424,6 +427,9 @@ enum dm_record_start dm_record_start_kind(const struct dm_engine *e,
 void		 dm_record_warn_refusal(struct dm_engine *e, const char *peer);
 bool		 dm_record_refuses_joiner_help(struct dm_engine *e, const char *peer,
 		    const struct dm_msg *m);
+int		 dm_record_self_vote(struct dm_engine *e, const char *prober, uint64_t label);
+bool		 dm_record_promise_refuses(const struct dm_engine *e, const char *prober, uint64_t label);
+void		 dm_record_promise_void(struct dm_engine *e, const char *prober);
 bool		 dm_record_saw_removed(const struct dm_engine *e, const char *peer,
 		    uint64_t label);
 uint64_t	 dm_msg_sender_incarnation(const struct dm_msg *m);

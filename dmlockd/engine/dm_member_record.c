@@ -58,6 +58,14 @@ dm_record_load(struct dm_engine *e, const struct dm_member_record *r)
 	rec->label = r->label;
 	rec->n_names = r->n_names;
 	rec->n_removals = r->n_removals;
+	rec->promise_prober[0] = '\0';
+	rec->promise_label = 0;
+	if (r->promise_prober != NULL) {
+		if (!dm_node_name_str_valid(r->promise_prober))
+			return -EINVAL;
+		strcpy(rec->promise_prober, r->promise_prober);
+		rec->promise_label = r->promise_label;
+	}
 	return 0;
 }
 
@@ -80,6 +88,8 @@ record_emit(struct dm_engine *e)
 		.n_names = rec->n_names,
 		.removals = removals,
 		.n_removals = rec->n_removals,
+		.promise_prober = rec->promise_prober[0] != '\0' ? rec->promise_prober : NULL,
+		.promise_label = rec->promise_label,
 	};
 	dm_emit(e, &fx);
 }
@@ -120,6 +130,10 @@ dm_record_roster(struct dm_engine *e)
 		if (rec->removals[i].ballot > rec->label)
 			rec->removals[kept++] = rec->removals[i];
 	rec->n_removals = kept;
+	if (rec->promise_prober[0] != '\0' && rec->label > rec->promise_label) {
+		rec->promise_prober[0] = '\0';	/* (a newer roster covers it) */
+		rec->promise_label = 0;
+	}
 	record_emit(e);
 }
 
@@ -133,16 +147,27 @@ dm_record_roster(struct dm_engine *e)
  * joined meanwhile, and restarted from their peers they granted beside
  * it).  The last member leaves a roster of none: no record of names, and
  * its next process forms the static roster again.
+ * Only a member's roster replaces the record.  A joiner told to rejoin has
+ * no roster but its provisional one, often itself alone; stored, that
+ * record of no other names read as "the last member left", and the next
+ * process formed the static roster again, at label 0, beside the cluster
+ * (hierarchical 505822/6, static restarts, groups of 2, a 6 s fault
+ * phase: n5, refused while joining, restarted from the static roster and,
+ * a member of that label-0 roster, voted that n3, removed by the cluster
+ * and unaware, remove the members of its stale roster; n3 granted beside
+ * the cluster).  A joiner keeps the record it has, without its own name.
  */
 void
 dm_record_left(struct dm_engine *e)
 {
 	struct dm_record *rec = &e->record;
+	bool member = e->membership == DM_MEMBER_ACTIVE || e->membership == DM_MEMBER_SYNCING ||
+	    e->membership == DM_MEMBER_LEAVING;
 	size_t kept = 0;
 
 	if (e->emit == NULL)
 		return;
-	if (rec->mine || e->roster_epoch >= rec->label) {
+	if (member && (rec->mine || e->roster_epoch >= rec->label)) {
 		rec->label = e->roster_epoch;
 		rec->n_names = 0;
 		for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
@@ -150,7 +175,8 @@ dm_record_left(struct dm_engine *e)
 			if (j != e->self)
 				strcpy(rec->names[rec->n_names++], e->nodes[j].name);
 	} else {
-		/* (An earlier process's roster, newer than ours: keep it.) */
+		/* (An earlier process's roster, newer than ours, or we have
+		 * none: keep it.) */
 		for (size_t i = 0; i < rec->n_names; i++)
 			if (strcmp(rec->names[i], e->nodes[e->self].name) != 0)
 				memmove(rec->names[kept++], rec->names[i], sizeof(rec->names[i]));
@@ -338,4 +364,64 @@ dm_record_refuses_joiner_help(struct dm_engine *e, const char *peer, const struc
 		return false;
 	dm_record_warn_refusal(e, peer);
 	return true;
+}
+
+/*
+ * The self-vote promise.  A restarted process votes that a prober remove
+ * its own earlier incarnation; the cluster may go on from that removal,
+ * and our next process, remembering nothing of it, would help a prober
+ * still at the roster the removal changed -- one the cluster removed
+ * meanwhile -- rebuild it with our vote (Naimi-Trehel 4982/5, crash,
+ * partition, join and stale-roster storms: n6's and n3's restarted
+ * processes voted their old incarnations out of the cluster's label-6
+ * and label-7 rosters, then voted for n2, removed while cut off and still
+ * at label 6, and n2 granted beside the cluster; hierarchical 19161/6,
+ * every kind and storms, groups of 5: the same with n5's and n7's).  So
+ * before a self-vote leaves, the prober's roster label and name go on
+ * disk; any later process of ours helps no other prober whose roster
+ * label is not above it (dm_record_promise_refuses()).  The prober itself
+ * goes on from the roster it asked from (it removes every restarted
+ * member's old entry in turn).  A SUSPECT_ABORT from it voids the promise
+ * (the vote is over and it will never commit it), and a roster this node
+ * applies as a member at a higher label covers it.  Only self-votes: votes
+ * about another restarted node as well held lagging members of rosters
+ * restarted from the static peers off for good (NOTES.md, "Session 29").
+ */
+int
+dm_record_self_vote(struct dm_engine *e, const char *prober, uint64_t label)
+{
+	struct dm_record *rec = &e->record;
+	bool held = rec->promise_prober[0] != '\0';
+
+	if (held && strcmp(rec->promise_prober, prober) == 0 && label <= rec->promise_label)
+		return 0;
+	if (!held || label > rec->promise_label)
+		rec->promise_label = label;
+	strcpy(rec->promise_prober, prober);
+	record_emit(e);
+	return 0;
+}
+
+/* Does the self-vote promise refuse prober, whose roster label is label? */
+bool
+dm_record_promise_refuses(const struct dm_engine *e, const char *prober, uint64_t label)
+{
+	const struct dm_record *rec = &e->record;
+
+	return rec->promise_prober[0] != '\0' && strcmp(rec->promise_prober, prober) != 0 &&
+	    label <= rec->promise_label;
+}
+
+/* The prober of our promise gave its vote up (SUSPECT_ABORT). */
+void
+dm_record_promise_void(struct dm_engine *e, const char *prober)
+{
+	struct dm_record *rec = &e->record;
+
+	if (rec->promise_prober[0] == '\0' || strcmp(rec->promise_prober, prober) != 0 ||
+	    e->emit == NULL)
+		return;
+	rec->promise_prober[0] = '\0';
+	rec->promise_label = 0;
+	record_emit(e);
 }

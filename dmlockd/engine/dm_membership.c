@@ -145,7 +145,7 @@ dm_membership_receive(struct dm_engine *e, dm_slot_t from, const char *peer,
 	case DM_MSG_SUSPECT_VOTE:
 		return dm_membership_on_suspect_vote(e, from, m);
 	case DM_MSG_SUSPECT_ABORT:
-		return dm_membership_on_suspect_abort(e, from, m);
+		return dm_membership_on_suspect_abort(e, from, peer, m);
 	case DM_MSG_NODE_FAILED:
 		return dm_membership_on_node_failed(e, from, peer, m);
 	case DM_MSG_REJOIN:

@@ -88,11 +88,22 @@ dm_membership_left(struct dm_engine *e)
 	 * other leavers that timed out on it too it would rebuild a majority
 	 * of the roster we left, beside the members that went on without us
 	 * and may have removed it.  The membership record keeps them, at a
-	 * label above every one we knew of them (dm_member_record.c). */
+	 * label above every one we knew of them (dm_member_record.c), and
+	 * above our epoch too: every roster label this process heard of is at
+	 * most its epoch, and its own label can be older than the cluster's
+	 * (suzuki-kasami 3289/4, static restarts, crash, partition, leave and
+	 * storms: n3, restarted from the static roster at label 0 while the
+	 * cluster was at label 1, left without n0's acknowledgement; its entry
+	 * for n0 at label 1 let its next process help n0, removed meanwhile
+	 * and still at label 1, remove n3's old entry, and n0 granted beside
+	 * the cluster that had removed it). */
 	for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE && e->ack_waiting_n > 0;
 	    j = dm_roster_next(e, j)) {
 		uint64_t label = e->nodes[j].roster_epoch > e->roster_epoch ?
 		    e->nodes[j].roster_epoch : e->roster_epoch;
+
+		if (e->epoch > label)
+			label = e->epoch;
 
 		if (j != e->self && dm_bit_get(e->ack_waiting, j) &&
 		    dm_record_agree(e, e->nodes[j].name, label + 1) < 0)

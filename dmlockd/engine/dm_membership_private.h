@@ -168,7 +168,7 @@ void	 dm_membership_restart_timer(struct dm_engine *e);
 void	 dm_membership_vote_timer(struct dm_engine *e);
 int	 dm_membership_on_suspect(struct dm_engine *e, dm_slot_t from, const char *peer,
 	    const struct dm_msg *m);
-int	 dm_membership_on_suspect_abort(struct dm_engine *e, dm_slot_t from,
+int	 dm_membership_on_suspect_abort(struct dm_engine *e, dm_slot_t from, const char *peer,
 	    const struct dm_msg *m);
 int	 dm_membership_on_suspect_vote(struct dm_engine *e, dm_slot_t from,
 	    const struct dm_msg *m);

@@ -248,6 +248,14 @@ dm_membership_on_suspect(struct dm_engine *e, dm_slot_t from, const char *peer,
 			agree = false;
 			dm_record_warn_refusal(e, peer);
 		}
+		/* The self-vote promise (dm_member_record.c): an earlier
+		 * self-vote of ours let a prober at a roster label this one
+		 * has not passed go on without our old incarnation (4982/5,
+		 * 19161/6).  Ours, if we agree, goes on disk before it leaves. */
+		if (guarded && dm_record_promise_refuses(e, peer, m->roster_epoch))
+			agree = false;
+		if (agree && s == e->self && dm_record_self_vote(e, peer, m->roster_epoch) < 0)
+			agree = false;
 		if (agree) {
 			e->promised_epoch = m->arg;
 			if (e->vote_subject != DM_SLOT_NONE)
@@ -313,10 +321,18 @@ dm_membership_on_suspect(struct dm_engine *e, dm_slot_t from, const char *peer,
 }
 
 int
-dm_membership_on_suspect_abort(struct dm_engine *e, dm_slot_t from, const struct dm_msg *m)
+dm_membership_on_suspect_abort(struct dm_engine *e, dm_slot_t from, const char *peer,
+    const struct dm_msg *m)
 {
 	if (from != DM_SLOT_NONE && e->nodes[from].joined_vote_serial == m->serial)
 		e->nodes[from].joined_vote_subject = DM_SLOT_NONE;
+	/* It will never commit the vote: a self-vote we gave it binds no
+	 * more.  A prober gives way to a rival's ballot, and the rival is
+	 * often at the same label; kept, the promise refused it until the
+	 * first prober's next vote (for good if that one crashed: raymond
+	 * 1213/6 and 367/8, crash and leave, when every vote of a restarted
+	 * process made a promise, NOTES.md "Session 29"). */
+	dm_record_promise_void(e, peer);
 	return 0;
 }
 

@@ -45,6 +45,11 @@ check_view(struct state_record *sr)
 			if (strcmp(v.names[i], v.names[j]) == 0)
 				abort();
 	}
+	if ((v.promise_prober != NULL) != sr->promised ||
+	    (sr->promised && (v.promise_prober != sr->promise_prober ||
+	    v.promise_label != sr->promise_label ||
+	    !dm_node_name_valid(v.promise_prober, strlen(v.promise_prober)))))
+		abort();
 	for (size_t i = 0; i < v.n_removals; i++) {
 		if (v.removals[i].name != sr->removed[i] || v.removals[i].ballot != sr->ballots[i] ||
 		    !dm_node_name_valid(v.removals[i].name, strlen(v.removals[i].name)))
@@ -58,7 +63,11 @@ check_view(struct state_record *sr)
 static bool
 same_record(const struct state_record *a, const struct state_record *b)
 {
-	if (a->label != b->label || a->n_names != b->n_names || a->n_removals != b->n_removals)
+	if (a->label != b->label || a->n_names != b->n_names || a->n_removals != b->n_removals ||
+	    a->promised != b->promised)
+		return false;
+	if (a->promised && (a->promise_label != b->promise_label ||
+	    strcmp(a->promise_prober, b->promise_prober) != 0))
 		return false;
 	for (size_t i = 0; i < a->n_names; i++)
 		if (strcmp(a->names[i], b->names[i]) != 0)

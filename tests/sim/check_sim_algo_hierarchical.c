@@ -73,6 +73,7 @@ END_TEST
 
 #define REPLAY_STATIC		1u	/* --restarts static */
 #define REPLAY_SAFETY_ONLY	2u	/* runs mixing fault kinds fail liveness at a known rate */
+#define REPLAY_LONG		4u	/* a 6 s fault phase (--fault-ms 6000) */
 
 /* Seeds that failed before the fixes of issue #8: crash (bully election),
  * then pause and partition (invitation election). */
@@ -82,7 +83,7 @@ static const struct {
 	uint32_t faults;
 	const char *election;
 	uint32_t group_size;	/* 0: the engine's */
-	unsigned how;		/* REPLAY_STATIC, REPLAY_SAFETY_ONLY */
+	unsigned how;		/* REPLAY_STATIC, REPLAY_SAFETY_ONLY, REPLAY_LONG */
 } replays[] = {
 	{ 499, 4, SIM_F_CRASH, "bully", 0, 0 },	/* a joining node was its group's coordinator */
 	{ 244, 5, SIM_F_CRASH, "bully", 0, 0 },	/* the same, every JOIN refused meanwhile */
@@ -121,6 +122,24 @@ static const struct {
 	 * and granted beside the cluster that removed it.  Fixed by rule 10 (a
 	 * node waiting to rejoin helps no sponsor its record dropped). */
 	{ 107933, 8, SIM_F_CRASH | SIM_F_PARTITION, "bully", 5, REPLAY_STATIC },
+	/* Crashes, partitions and stale-roster storms, static restarts, a
+	 * 6 s fault phase (the storm sweeps, session 28): n5, named removed
+	 * twice, the second time while it joined, stored its provisional
+	 * roster (itself alone) as its record; its next process took that
+	 * for "the last member left" and formed the static roster at label
+	 * 0, and as a member of it voted that n3, removed and unaware, shrink
+	 * its stale roster to itself.  n3 granted beside the cluster.  Fixed
+	 * by letting only a member's roster replace the record
+	 * (dm_record_left()). */
+	{ 505822, 6, SIM_F_CRASH | SIM_F_PARTITION | SIM_F_STALE, "invitation", 2,
+	    REPLAY_STATIC | REPLAY_SAFETY_ONLY | REPLAY_LONG },
+	/* Every kind and stale-roster storms (the storm sweeps, session 28):
+	 * n5's and n7's restarted processes voted their old incarnations out
+	 * of n4's roster, then voted that n3 -- removed at label 7 while cut
+	 * off, and still at label 2 -- shrink its stale roster; n3 formed a
+	 * cluster with n1 and n5 beside n0's.  Fixed by the self-vote promise
+	 * (dm_record_self_vote()). */
+	{ 19161, 6, SIM_F_ALL | SIM_F_STALE, "invitation", 5, REPLAY_SAFETY_ONLY },
 };
 
 START_TEST(replay)
@@ -135,6 +154,7 @@ START_TEST(replay)
 		.group_size = replays[_i].group_size,
 		.static_restarts = (replays[_i].how & REPLAY_STATIC) != 0,
 		.safety_only = (replays[_i].how & REPLAY_SAFETY_ONLY) != 0,
+		.fault_ms = (replays[_i].how & REPLAY_LONG) != 0 ? 6000 : 0,
 		.report = stderr,
 	};
 	struct sim_result res;

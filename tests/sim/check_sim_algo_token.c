@@ -231,6 +231,59 @@ START_TEST(replay_two_clusters_by_label)
 }
 END_TEST
 
+START_TEST(replay_leaver_entry_below_the_cluster_label)
+{
+	/* Crashes, partitions, leaves and stale-roster storms, static
+	 * restarts (the storm sweeps, session 28): n3, restarted from the
+	 * static roster at label 0 while the cluster was at label 1, left
+	 * without n0's acknowledgement and stored n0 at label 1, the labels
+	 * it knew; n0, removed at label 2 while cut off and still at label 1,
+	 * removed n3's old entry with the vote of n3's next process, and
+	 * granted lock/b beside n2.  Fixed by storing such members above the
+	 * leaver's epoch (dm_membership_left()).  Registered in
+	 * Suzuki-Kasami's binary only: the seed is Suzuki-Kasami's. */
+	struct sim_config cfg = {
+		.seed = 3289,
+		.nodes = 4,
+		.algorithm = "suzuki-kasami",
+		.shared = false,
+		.faults = SIM_F_CRASH | SIM_F_PARTITION | SIM_F_LEAVE | SIM_F_STALE,
+		.election = "invitation",
+		.static_restarts = true,
+		.safety_only = true,
+		.report = stderr,
+	};
+	struct sim_result res;
+
+	sim_gate_run(&cfg, &res);
+}
+END_TEST
+
+START_TEST(replay_self_voters_helped_a_removed_node)
+{
+	/* Crashes, partitions, joins and stale-roster storms (the storm
+	 * sweeps, session 28): n6's and n3's restarted processes voted their
+	 * old incarnations out of the cluster's roster (labels 7 and 9), then
+	 * voted that n2 -- removed at label 10 while cut off, and still at
+	 * label 6 -- remove the members of its stale roster; n2 granted beside
+	 * n0.  Fixed by the self-vote promise (dm_record_self_vote()).
+	 * Registered in Naimi-Trehel's binary only: the seed is its. */
+	struct sim_config cfg = {
+		.seed = 4982,
+		.nodes = 5,
+		.algorithm = "naimi-trehel",
+		.shared = false,
+		.faults = SIM_F_CRASH | SIM_F_PARTITION | SIM_F_JOIN | SIM_F_STALE,
+		.election = "invitation",
+		.safety_only = true,
+		.report = stderr,
+	};
+	struct sim_result res;
+
+	sim_gate_run(&cfg, &res);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -253,6 +306,10 @@ main(void)
 	tcase_add_loop_test(tr, replay, 0, (int)(sizeof(replays) / sizeof(replays[0])));
 	if (strcmp(SIM_ALGO, "raymond") == 0)
 		tcase_add_test(tr, replay_two_clusters_by_label);
+	if (strcmp(SIM_ALGO, "suzuki-kasami") == 0)
+		tcase_add_test(tr, replay_leaver_entry_below_the_cluster_label);
+	if (strcmp(SIM_ALGO, "naimi-trehel") == 0)
+		tcase_add_test(tr, replay_self_voters_helped_a_removed_node);
 	suite_add_tcase(s, tr);
 	sr = srunner_create(s);
 	srunner_set_fork_status(sr, CK_NOFORK);

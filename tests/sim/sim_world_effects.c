@@ -336,6 +336,9 @@ sw_on_effect(void *ctx, const struct dm_effect *fx)
 			    r->removals[i].name);
 			nd->disk_ballot[i] = r->removals[i].ballot;
 		}
+		snprintf(nd->disk_promise_prober, sizeof(nd->disk_promise_prober), "%s",
+		    r->promise_prober != NULL ? r->promise_prober : "");
+		nd->disk_promise_label = r->promise_label;
 		break;
 	}
 	case DM_FX_LEFT:

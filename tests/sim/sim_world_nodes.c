@@ -143,6 +143,8 @@ sw_node_start(struct sim_world *w, int n, bool initial)
 		.n_names = nd->disk_n_names,
 		.removals = disk_removals,
 		.n_removals = nd->disk_n_removals,
+		.promise_prober = nd->disk_promise_prober[0] != '\0' ? nd->disk_promise_prober : NULL,
+		.promise_label = nd->disk_promise_label,
 	};
 
 	/* An initial member always has the static roster in its config:

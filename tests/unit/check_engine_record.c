@@ -10,6 +10,7 @@
  */
 #define H_FILE_CLUSTER	/* engine_harness.h: one cluster C, teardown(), short names on C */
 #include "engine_harness.h"
+#include "dm_engine_private.h"	/* the epoch, label, membership and incarnation */
 
 /* Deliver node from's SUSPECT (serial, ballot) about subject's incarnation
  * inc to node to, sent with from's roster at label. */
@@ -340,6 +341,174 @@ START_TEST(test_leaver_helps_a_member_that_acknowledged)
 }
 END_TEST
 
+START_TEST(test_leaver_keeps_a_missed_member_above_its_epoch)
+{
+	/* Suzuki-Kasami 3289/4 (static restarts; crash, partition, leave and
+	 * storms): n3 restarted from the static roster at label 0 while the
+	 * cluster was at label 1, then left without n0's acknowledgement.
+	 * Its entry for n0 at label 1 (above the labels it knew) let its next
+	 * process help n0 -- removed meanwhile, still at label 1 -- remove
+	 * n3's old entry, and n0 granted beside the cluster.  The entry goes
+	 * above the leaver's epoch, which is at least every label it heard
+	 * of: here node1 told node2 of epoch 5 while node2's roster stayed at
+	 * label 0, and node0 asks from label 5. */
+	struct dm_event leave = { .type = DM_EV_LEAVE };
+	struct dm_msg m;
+
+	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
+	memset(&m, 0, sizeof(m));
+	m.kind = DM_MSG_HEARTBEAT;
+	m.incarnation = 1;
+	m.epoch = 5;
+	inject(1, 2, &m);
+	ck_assert_uint_eq(C.e[2]->epoch, 5);
+	ck_assert_uint_eq(C.e[2]->roster_epoch, 0);
+	C.cut[0] = true;
+	ck_assert_int_eq(h_step(&C, 2, &leave), 0);
+	h_pump(&C);
+	h_advance(&C, C.now + 7001);
+	ck_assert_int_eq(h_count(&C, DM_FX_LEFT), 1);	/* without node0's ack */
+	ck_assert_uint_eq(disk_removal(2, "node0"), 6);
+	ck_assert_uint_eq(disk_removal(2, "node1"), 0);	/* it acknowledged */
+	h_join_from(&C, 2, 0, DM_FAILURE_MAJORITY, 2, true);
+	h_advance(&C, C.now + 7001);
+	C.cut[2] = true;
+	suspect(0, 2, "node2", 1, 7, 20, 5);
+	ck_assert_uint_eq(vote(2, 0, 7), 0);
+	suspect(0, 2, "node2", 1, 8, 21, 6);		/* a roster that shows the leave */
+	ck_assert_uint_eq(vote(2, 0, 8), 1);
+}
+END_TEST
+
+START_TEST(test_joiner_told_to_rejoin_keeps_its_record)
+{
+	/* Hierarchical 505822/6 (static restarts, groups of 2, a 6 s fault
+	 * phase): n5, told to rejoin, then named removed again while it
+	 * joined, stored its provisional roster -- itself alone, label 0 --
+	 * as its record.  That read as "the last member left", and its next
+	 * process formed the static roster again at label 0 and voted for a
+	 * removed node's stale roster.  Only a member's roster replaces the
+	 * record; a joiner keeps the one it has, without its own name. */
+	struct dm_msg m;
+
+	node1_records_node2_removed();
+	memset(&m, 0, sizeof(m));
+	m.kind = DM_MSG_REJOIN;
+	m.incarnation = 1;
+	m.epoch = 4;
+	inject(0, 1, &m);				/* a member told to rejoin */
+	ck_assert_uint_eq(C.record[1].label, 3);
+	ck_assert(disk_lists(1, "node0") && !disk_lists(1, "node1"));
+	C.cut[1] = true;				/* its JOINs stay queued */
+	h_advance(&C, C.now + 10001);			/* the restart interval */
+	ck_assert_int_eq(C.e[1]->membership, DM_MEMBER_JOINING);
+	h_subject_msg(&m, DM_MSG_NODE_FAILED, "node1", C.e[1]->incarnation);
+	m.epoch = 6;
+	C.cut[1] = false;
+	inject(0, 1, &m);				/* removed again while joining */
+	ck_assert_int_eq(C.e[1]->membership, DM_MEMBER_RESTARTING);
+	ck_assert_uint_eq(C.record[1].label, 3);
+	ck_assert_uint_eq(C.record[1].n_names, 1);
+	ck_assert(disk_lists(1, "node0"));
+}
+END_TEST
+
+/* The self-vote promise (dm_member_record.c, dm_record_self_vote()).
+ * node1, told to rejoin, votes that node0 (roster label 3) remove its old
+ * incarnation, then that node2 (label 4) does; it crashes, and its next
+ * process (from its disk or not; with node2's SUSPECT_ABORT delivered
+ * first or not) joins through node0.  node0, still at label 4, asks it to
+ * remove node1's old entry: the answer, 1 yes, 0 no. */
+static uint64_t
+self_voter_restarted_asked_by_node0(bool from_disk, bool aborted)
+{
+	struct dm_msg m;
+	size_t stored;
+
+	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
+	memset(&m, 0, sizeof(m));
+	m.kind = DM_MSG_REJOIN;
+	m.incarnation = 1;
+	m.epoch = 1;
+	inject(0, 1, &m);
+	ck_assert_int_eq(C.e[1]->membership, DM_MEMBER_RESTARTING);
+	C.cut[1] = true;				/* its JOINs stay queued */
+	suspect(0, 1, "node1", 1, 7, 20, 3);
+	ck_assert_uint_eq(vote(1, 0, 7), 1);
+	ck_assert_str_eq(C.record[1].promise_prober, "node0");
+	ck_assert_uint_eq(C.record[1].promise_label, 3);
+	stored = records_before(1, fx_before_vote(1, 0));
+	ck_assert_uint_eq(stored, 3);	/* the start's, the rejoin's, then the promise */
+	suspect(2, 1, "node1", 1, 8, 21, 3);		/* another prober, same roster */
+	ck_assert_uint_eq(vote(1, 2, 8), 0);
+	suspect(0, 1, "node1", 1, 9, 22, 3);		/* node0 goes on from it */
+	ck_assert_uint_eq(vote(1, 0, 9), 1);
+	suspect(2, 1, "node1", 1, 10, 23, 4);		/* a newer roster */
+	ck_assert_uint_eq(vote(1, 2, 10), 1);
+	ck_assert_str_eq(C.record[1].promise_prober, "node2");
+	ck_assert_uint_eq(C.record[1].promise_label, 4);
+	if (aborted) {
+		memset(&m, 0, sizeof(m));
+		m.kind = DM_MSG_SUSPECT_ABORT;
+		m.serial = 10;
+		inject(2, 1, &m);
+		ck_assert_str_eq(C.record[1].promise_prober, "");
+	}
+	C.down[1] = true;
+	h_join_from(&C, 1, 0, DM_FAILURE_MAJORITY, 3, from_disk);
+	C.cut[1] = true;
+	suspect(0, 1, "node1", 1, 11, 24, 4);
+	return vote(1, 0, 11);
+}
+
+START_TEST(test_self_vote_promise_refuses_an_older_prober)
+{
+	/* Naimi-Trehel 4982/5 and hierarchical 19161/6 (storms mixed with
+	 * other faults): restarted processes that had voted their old
+	 * incarnations out of the cluster's roster voted for a node the
+	 * cluster had removed meanwhile, still at that roster, and it granted
+	 * beside the cluster.  node1's next process refuses node0 while its
+	 * roster is no newer than the one node1 let node2 change; one newer
+	 * gets the vote. */
+	ck_assert_uint_eq(self_voter_restarted_asked_by_node0(true, false), 0);
+	suspect(0, 1, "node1", 1, 12, 25, 5);
+	ck_assert_uint_eq(vote(1, 0, 12), 1);
+}
+END_TEST
+
+START_TEST(test_self_vote_without_record_helps_an_older_prober)
+{
+	/* The negative control: without its disk, the vote goes through. */
+	ck_assert_uint_eq(self_voter_restarted_asked_by_node0(false, false), 1);
+}
+END_TEST
+
+START_TEST(test_self_vote_promise_ends_with_its_probers_abort)
+{
+	/* node2 gave its vote up (SUSPECT_ABORT): it will never commit it, and
+	 * the promise no longer holds node0 off. */
+	ck_assert_uint_eq(self_voter_restarted_asked_by_node0(true, true), 1);
+}
+END_TEST
+
+START_TEST(test_self_vote_promise_ends_with_a_newer_roster)
+{
+	/* A roster applied as a member above the promised label covers it. */
+	struct dm_msg m;
+
+	ck_assert_uint_eq(self_voter_restarted_asked_by_node0(true, false), 0);
+	ck_assert_str_eq(C.record[1].promise_prober, "node2");
+	C.cut[1] = false;
+	h_pump(&C);
+	h_await_ready(&C, 1, 400);			/* joined through node0 */
+	h_subject_msg(&m, DM_MSG_NODE_FAILED, "node2", 1);
+	m.epoch = 9;
+	inject(0, 1, &m);
+	ck_assert_uint_eq(C.record[1].label, 9);
+	ck_assert_str_eq(C.record[1].promise_prober, "");
+}
+END_TEST
+
 START_TEST(test_record_refused_when_invalid)
 {
 	struct dm_engine_config cfg;
@@ -381,6 +550,12 @@ main(void)
 	tcase_add_test(tc, test_leaver_refuses_a_member_that_missed_its_leave);
 	tcase_add_test(tc, test_leaver_without_record_helps_a_member_that_missed_its_leave);
 	tcase_add_test(tc, test_leaver_helps_a_member_that_acknowledged);
+	tcase_add_test(tc, test_leaver_keeps_a_missed_member_above_its_epoch);
+	tcase_add_test(tc, test_joiner_told_to_rejoin_keeps_its_record);
+	tcase_add_test(tc, test_self_vote_promise_refuses_an_older_prober);
+	tcase_add_test(tc, test_self_vote_without_record_helps_an_older_prober);
+	tcase_add_test(tc, test_self_vote_promise_ends_with_its_probers_abort);
+	tcase_add_test(tc, test_self_vote_promise_ends_with_a_newer_roster);
 	tcase_add_test(tc, test_record_refused_when_invalid);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);

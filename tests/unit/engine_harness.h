@@ -40,6 +40,8 @@ struct h_record {
 	char		names[H_RECORD_MAX][DM_NODE_NAME_MAX + 1];
 	char		removed[H_RECORD_MAX][DM_NODE_NAME_MAX + 1];
 	uint64_t	ballot[H_RECORD_MAX];
+	char		promise_prober[DM_NODE_NAME_MAX + 1];	/* "": none */
+	uint64_t	promise_label;
 };
 
 struct h_packet {
@@ -150,6 +152,9 @@ h_emit(void *ctx, const struct dm_effect *fx)
 			snprintf(d->removed[i], sizeof(d->removed[i]), "%s", rec->removals[i].name);
 			d->ballot[i] = rec->removals[i].ballot;
 		}
+		snprintf(d->promise_prober, sizeof(d->promise_prober), "%s",
+		    rec->promise_prober != NULL ? rec->promise_prober : "");
+		d->promise_label = rec->promise_label;
 		break;
 	}
 	default:
@@ -246,7 +251,9 @@ h_record_config(const struct h_cluster *c, int i, const char **names,
 	for (size_t j = 0; j < d->n_removals; j++)
 		removals[j] = (struct dm_agreed_removal){ d->removed[j], d->ballot[j] };
 	return (struct dm_member_record){ .label = d->label, .names = names,
-	    .n_names = d->n_names, .removals = removals, .n_removals = d->n_removals };
+	    .n_names = d->n_names, .removals = removals, .n_removals = d->n_removals,
+	    .promise_prober = d->promise_prober[0] != '\0' ? d->promise_prober : NULL,
+	    .promise_label = d->promise_label };
 }
 
 /* Does node's last stored record list name as a member? */
