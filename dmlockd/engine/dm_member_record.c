@@ -381,9 +381,9 @@ dm_record_refuses_joiner_help(struct dm_engine *e, const char *peer, const struc
  * disk; any later process of ours helps no other prober whose roster
  * label is not above it (dm_record_promise_refuses()).  The prober itself
  * goes on from the roster it asked from (it removes every restarted
- * member's old entry in turn).  A SUSPECT_ABORT from it voids the promise
- * (the vote is over and it will never commit it), and a roster this node
- * applies as a member at a higher label covers it.  Only self-votes: votes
+ * member's old entry in turn).  A SUSPECT_ABORT from it lowers the promise
+ * below its label, binding every prober (dm_record_promise_void()), and a
+ * roster this node applies as a member at a higher label covers it.  Only self-votes: votes
  * about another restarted node as well held lagging members of rosters
  * restarted from the static peers off for good (NOTES.md, "Session 29").
  */
@@ -412,7 +412,13 @@ dm_record_promise_refuses(const struct dm_engine *e, const char *prober, uint64_
 	    label <= rec->promise_label;
 }
 
-/* The prober of our promise gave its vote up (SUSPECT_ABORT). */
+/*
+ * The prober of our promise gave its vote up (SUSPECT_ABORT): it will
+ * never commit it, so a rival at its roster label may have our vote.  A
+ * prober below that label stays refused, whoever it is: we helped a
+ * roster at that label go on, and an earlier promise of ours may have
+ * been at any label below it (only the highest is kept).
+ */
 void
 dm_record_promise_void(struct dm_engine *e, const char *prober)
 {
@@ -421,7 +427,12 @@ dm_record_promise_void(struct dm_engine *e, const char *prober)
 	if (rec->promise_prober[0] == '\0' || strcmp(rec->promise_prober, prober) != 0 ||
 	    e->emit == NULL)
 		return;
-	rec->promise_prober[0] = '\0';
-	rec->promise_label = 0;
+	if (rec->promise_label == 0) {
+		rec->promise_prober[0] = '\0';	/* (nothing is below label 0) */
+	} else {
+		/* Our own name: no prober is exempt (none probes us by it). */
+		strcpy(rec->promise_prober, e->nodes[e->self].name);
+		rec->promise_label--;
+	}
 	record_emit(e);
 }

@@ -326,12 +326,13 @@ dm_membership_on_suspect_abort(struct dm_engine *e, dm_slot_t from, const char *
 {
 	if (from != DM_SLOT_NONE && e->nodes[from].joined_vote_serial == m->serial)
 		e->nodes[from].joined_vote_subject = DM_SLOT_NONE;
-	/* It will never commit the vote: a self-vote we gave it binds no
-	 * more.  A prober gives way to a rival's ballot, and the rival is
-	 * often at the same label; kept, the promise refused it until the
-	 * first prober's next vote (for good if that one crashed: raymond
-	 * 1213/6 and 367/8, crash and leave, when every vote of a restarted
-	 * process made a promise, NOTES.md "Session 29"). */
+	/* It will never commit the vote: a self-vote we gave it no longer
+	 * holds a prober at its roster label off (dm_record_promise_void()).
+	 * A prober gives way to a rival's ballot, and the rival is often at
+	 * the same label; held off, it waited for the first prober's next
+	 * vote (for good if that one crashed: raymond 1213/6 and 367/8, crash
+	 * and leave, when every vote of a restarted process made a promise,
+	 * NOTES.md "Session 29"). */
 	dm_record_promise_void(e, peer);
 	return 0;
 }

@@ -452,13 +452,19 @@ self_voter_restarted_asked_by_node0(bool from_disk, bool aborted)
 		m.kind = DM_MSG_SUSPECT_ABORT;
 		m.serial = 10;
 		inject(2, 1, &m);
-		ck_assert_str_eq(C.record[1].promise_prober, "");
+		/* Below node2's label, every prober stays refused; at it, none. */
+		ck_assert_str_eq(C.record[1].promise_prober, "node1");
+		ck_assert_uint_eq(C.record[1].promise_label, 3);
 	}
 	C.down[1] = true;
 	h_join_from(&C, 1, 0, DM_FAILURE_MAJORITY, 3, from_disk);
 	C.cut[1] = true;
-	suspect(0, 1, "node1", 1, 11, 24, 4);
-	return vote(1, 0, 11);
+	if (aborted && from_disk) {
+		suspect(0, 1, "node1", 1, 11, 24, 3);
+		ck_assert_uint_eq(vote(1, 0, 11), 0);
+	}
+	suspect(0, 1, "node1", 1, 12, 25, 4);
+	return vote(1, 0, 12);
 }
 
 START_TEST(test_self_vote_promise_refuses_an_older_prober)
@@ -471,8 +477,8 @@ START_TEST(test_self_vote_promise_refuses_an_older_prober)
 	 * roster is no newer than the one node1 let node2 change; one newer
 	 * gets the vote. */
 	ck_assert_uint_eq(self_voter_restarted_asked_by_node0(true, false), 0);
-	suspect(0, 1, "node1", 1, 12, 25, 5);
-	ck_assert_uint_eq(vote(1, 0, 12), 1);
+	suspect(0, 1, "node1", 1, 13, 26, 5);
+	ck_assert_uint_eq(vote(1, 0, 13), 1);
 }
 END_TEST
 
@@ -486,7 +492,8 @@ END_TEST
 START_TEST(test_self_vote_promise_ends_with_its_probers_abort)
 {
 	/* node2 gave its vote up (SUSPECT_ABORT): it will never commit it, and
-	 * the promise no longer holds node0 off. */
+	 * the promise no longer holds node0, at node2's label, off; a prober
+	 * below it still is. */
 	ck_assert_uint_eq(self_voter_restarted_asked_by_node0(true, true), 1);
 }
 END_TEST
