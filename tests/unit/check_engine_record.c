@@ -191,6 +191,19 @@ node1_records_node2_removed_and_crashes(void)
 	C.down[1] = true;
 }
 
+/* node0 tells node1 to rejoin (REJOIN, a removal at epoch). */
+static void
+node0_tells_node1_to_rejoin(uint64_t epoch)
+{
+	struct dm_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.kind = DM_MSG_REJOIN;
+	m.incarnation = 1;
+	m.epoch = epoch;
+	inject(0, 1, &m);
+}
+
 START_TEST(test_restart_refuses_a_prober_its_last_roster_dropped)
 {
 	/* node1 applied the roster without node2 (label 3), then crashed.
@@ -274,11 +287,7 @@ START_TEST(test_node_told_to_rejoin_refuses_a_stale_sponsor)
 	struct dm_msg m;
 
 	node1_records_node2_removed();
-	memset(&m, 0, sizeof(m));
-	m.kind = DM_MSG_REJOIN;
-	m.incarnation = 1;
-	m.epoch = 4;					/* node0 removed node1 */
-	inject(0, 1, &m);
+	node0_tells_node1_to_rejoin(4);			/* node0 removed node1 */
 	ck_assert(!h_ready(&C, 1));
 	h_subject_msg(&m, DM_MSG_NODE_ADD, "node5", 9);
 	m.epoch = 4;					/* the epoch it heard of */
@@ -392,11 +401,7 @@ START_TEST(test_joiner_told_to_rejoin_keeps_its_record)
 	struct dm_msg m;
 
 	node1_records_node2_removed();
-	memset(&m, 0, sizeof(m));
-	m.kind = DM_MSG_REJOIN;
-	m.incarnation = 1;
-	m.epoch = 4;
-	inject(0, 1, &m);				/* a member told to rejoin */
+	node0_tells_node1_to_rejoin(4);			/* a member told to rejoin */
 	ck_assert_uint_eq(C.record[1].label, 3);
 	ck_assert(disk_lists(1, "node0") && !disk_lists(1, "node1"));
 	C.cut[1] = true;				/* its JOINs stay queued */
@@ -426,11 +431,7 @@ self_voter_restarted_asked_by_node0(bool from_disk, bool aborted)
 	size_t stored;
 
 	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
-	memset(&m, 0, sizeof(m));
-	m.kind = DM_MSG_REJOIN;
-	m.incarnation = 1;
-	m.epoch = 1;
-	inject(0, 1, &m);
+	node0_tells_node1_to_rejoin(1);
 	ck_assert_int_eq(C.e[1]->membership, DM_MEMBER_RESTARTING);
 	C.cut[1] = true;				/* its JOINs stay queued */
 	suspect(0, 1, "node1", 1, 7, 20, 3);
