@@ -378,8 +378,9 @@ dm_record_refuses_joiner_help(struct dm_engine *e, const char *peer, const struc
  * at label 6, and n2 granted beside the cluster; hierarchical 19161/6,
  * every kind and storms, groups of 5: the same with n5's and n7's).  So
  * before a self-vote leaves, the prober's roster label and name go on
- * disk; any later process of ours helps no other prober whose roster
- * label is not above it (dm_record_promise_refuses()).  The prober itself
+ * disk; any later process of ours votes on no other node's slot for
+ * another prober whose roster label is not above it
+ * (dm_record_promise_refuses()); its own old slot it still gives up.  The prober itself
  * goes on from the roster it asked from (it removes every restarted
  * member's old entry in turn).  A SUSPECT_ABORT from it lowers the promise
  * below its label, binding every prober (dm_record_promise_void()), and a

@@ -250,9 +250,13 @@ dm_membership_on_suspect(struct dm_engine *e, dm_slot_t from, const char *peer,
 		}
 		/* The self-vote promise (dm_member_record.c): an earlier
 		 * self-vote of ours let a prober at a roster label this one
-		 * has not passed go on without our old incarnation (4982/5,
-		 * 19161/6).  Ours, if we agree, goes on disk before it leaves. */
-		if (guarded && dm_record_promise_refuses(e, peer, m->roster_epoch))
+		 * has not passed go on without our old incarnation, so we vote
+		 * on no other slot for it (4982/5, 19161/6).  Our own slot we
+		 * still give up to anyone: that vote agrees with the promise,
+		 * and refusing it left a roster whose prober crashed before
+		 * its commit with no way on (2637/6, crashes alone).  Ours, if
+		 * we agree, goes on disk before it leaves. */
+		if (guarded && s != e->self && dm_record_promise_refuses(e, peer, m->roster_epoch))
 			agree = false;
 		if (agree && s == e->self && dm_record_self_vote(e, peer, m->roster_epoch) < 0)
 			agree = false;

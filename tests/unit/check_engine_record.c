@@ -418,12 +418,30 @@ START_TEST(test_joiner_told_to_rejoin_keeps_its_record)
 }
 END_TEST
 
+/* The same, about another node that restarted too (mode 1): the votes a
+ * restarted process gives about others' old slots. */
+static void
+suspect_restarted(int from, int to, const char *subject, uint64_t inc, uint64_t serial,
+    uint64_t ballot, uint64_t label)
+{
+	struct dm_msg m;
+
+	h_subject_msg(&m, DM_MSG_SUSPECT, subject, inc);
+	m.mode = 1;
+	m.serial = serial;
+	m.arg = ballot;
+	m.epoch = label;
+	m.roster_epoch = label;
+	inject(from, to, &m);
+}
+
 /* The self-vote promise (dm_member_record.c, dm_record_self_vote()).
  * node1, told to rejoin, votes that node0 (roster label 3) remove its old
- * incarnation, then that node2 (label 4) does; it crashes, and its next
- * process (from its disk or not; with node2's SUSPECT_ABORT delivered
- * first or not) joins through node0.  node0, still at label 4, asks it to
- * remove node1's old entry: the answer, 1 yes, 0 no. */
+ * incarnation, then that node2 does (label 3, then 4); it crashes, and its
+ * next process (from its disk or not; with node2's SUSPECT_ABORT
+ * delivered first or not) joins through node0.  T_fail later, node0,
+ * still at label 4, asks it to vote on node2's old slot: the answer, 1
+ * yes, 0 no. */
 static uint64_t
 self_voter_restarted_asked_by_node0(bool from_disk, bool aborted)
 {
@@ -434,24 +452,27 @@ self_voter_restarted_asked_by_node0(bool from_disk, bool aborted)
 	node0_tells_node1_to_rejoin(1);
 	ck_assert_int_eq(C.e[1]->membership, DM_MEMBER_RESTARTING);
 	C.cut[1] = true;				/* its JOINs stay queued */
+	h_advance(&C, C.now + 7001);			/* T_fail since its restart */
 	suspect(0, 1, "node1", 1, 7, 20, 3);
 	ck_assert_uint_eq(vote(1, 0, 7), 1);
 	ck_assert_str_eq(C.record[1].promise_prober, "node0");
 	ck_assert_uint_eq(C.record[1].promise_label, 3);
 	stored = records_before(1, fx_before_vote(1, 0));
 	ck_assert_uint_eq(stored, 3);	/* the start's, the rejoin's, then the promise */
-	suspect(2, 1, "node1", 1, 8, 21, 3);		/* another prober, same roster */
+	suspect_restarted(2, 1, "node0", 1, 8, 21, 3);	/* another prober, same roster */
 	ck_assert_uint_eq(vote(1, 2, 8), 0);
-	suspect(0, 1, "node1", 1, 9, 22, 3);		/* node0 goes on from it */
+	suspect_restarted(0, 1, "node2", 1, 9, 22, 3);	/* node0 goes on from it */
 	ck_assert_uint_eq(vote(1, 0, 9), 1);
-	suspect(2, 1, "node1", 1, 10, 23, 4);		/* a newer roster */
+	suspect(2, 1, "node1", 1, 10, 23, 3);		/* a self-vote is never refused */
 	ck_assert_uint_eq(vote(1, 2, 10), 1);
+	suspect(2, 1, "node1", 1, 11, 24, 4);		/* a newer roster */
+	ck_assert_uint_eq(vote(1, 2, 11), 1);
 	ck_assert_str_eq(C.record[1].promise_prober, "node2");
 	ck_assert_uint_eq(C.record[1].promise_label, 4);
 	if (aborted) {
 		memset(&m, 0, sizeof(m));
 		m.kind = DM_MSG_SUSPECT_ABORT;
-		m.serial = 10;
+		m.serial = 11;
 		inject(2, 1, &m);
 		/* Below node2's label, every prober stays refused; at it, none. */
 		ck_assert_str_eq(C.record[1].promise_prober, "node1");
@@ -460,12 +481,13 @@ self_voter_restarted_asked_by_node0(bool from_disk, bool aborted)
 	C.down[1] = true;
 	h_join_from(&C, 1, 0, DM_FAILURE_MAJORITY, 3, from_disk);
 	C.cut[1] = true;
+	h_advance(&C, C.now + 7001);
 	if (aborted && from_disk) {
-		suspect(0, 1, "node1", 1, 11, 24, 3);
-		ck_assert_uint_eq(vote(1, 0, 11), 0);
+		suspect_restarted(0, 1, "node2", 1, 12, 25, 3);
+		ck_assert_uint_eq(vote(1, 0, 12), 0);
 	}
-	suspect(0, 1, "node1", 1, 12, 25, 4);
-	return vote(1, 0, 12);
+	suspect_restarted(0, 1, "node2", 1, 13, 26, 4);
+	return vote(1, 0, 13);
 }
 
 START_TEST(test_self_vote_promise_refuses_an_older_prober)
@@ -474,12 +496,12 @@ START_TEST(test_self_vote_promise_refuses_an_older_prober)
 	 * other faults): restarted processes that had voted their old
 	 * incarnations out of the cluster's roster voted for a node the
 	 * cluster had removed meanwhile, still at that roster, and it granted
-	 * beside the cluster.  node1's next process refuses node0 while its
-	 * roster is no newer than the one node1 let node2 change; one newer
-	 * gets the vote. */
+	 * beside the cluster.  node1's next process votes on no other slot
+	 * for node0 while node0's roster is no newer than the one node1 let
+	 * node2 change; one newer gets the vote. */
 	ck_assert_uint_eq(self_voter_restarted_asked_by_node0(true, false), 0);
-	suspect(0, 1, "node1", 1, 13, 26, 5);
-	ck_assert_uint_eq(vote(1, 0, 13), 1);
+	suspect_restarted(0, 1, "node2", 1, 14, 27, 5);
+	ck_assert_uint_eq(vote(1, 0, 14), 1);
 }
 END_TEST
 
