@@ -13,19 +13,29 @@
 #include "dm_engine_private.h"	/* the epoch, label, membership and incarnation */
 
 /* Deliver node from's SUSPECT (serial, ballot) about subject's incarnation
- * inc to node to, sent with from's roster at label. */
+ * inc to node to, sent with from's roster at label; mode 1: the subject
+ * restarted too (a restarted process votes on another's old slot only
+ * then). */
 static void
-suspect(int from, int to, const char *subject, uint64_t inc, uint64_t serial, uint64_t ballot,
-    uint64_t label)
+suspect_in_mode(int from, int to, const char *subject, uint64_t inc, uint64_t serial,
+    uint64_t ballot, uint64_t label, uint8_t mode)
 {
 	struct dm_msg m;
 
 	h_subject_msg(&m, DM_MSG_SUSPECT, subject, inc);
+	m.mode = mode;
 	m.serial = serial;
 	m.arg = ballot;
 	m.epoch = label;
 	m.roster_epoch = label;
 	inject(from, to, &m);
+}
+
+static void
+suspect(int from, int to, const char *subject, uint64_t inc, uint64_t serial, uint64_t ballot,
+    uint64_t label)
+{
+	suspect_in_mode(from, to, subject, inc, serial, ballot, label, 0);
 }
 
 /* The vote node from sent to node to last, for serial: 1 yes, 0 no. */
@@ -424,15 +434,7 @@ static void
 suspect_restarted(int from, int to, const char *subject, uint64_t inc, uint64_t serial,
     uint64_t ballot, uint64_t label)
 {
-	struct dm_msg m;
-
-	h_subject_msg(&m, DM_MSG_SUSPECT, subject, inc);
-	m.mode = 1;
-	m.serial = serial;
-	m.arg = ballot;
-	m.epoch = label;
-	m.roster_epoch = label;
-	inject(from, to, &m);
+	suspect_in_mode(from, to, subject, inc, serial, ballot, label, 1);
 }
 
 /* The self-vote promise (dm_member_record.c, dm_record_self_vote()).
