@@ -46,8 +46,9 @@ struct dm_peer_spec {
  *    it left behind);
  *  - the self-vote promise: a process that voted, as a restarted process,
  *    that a prober remove its own earlier incarnation keeps the prober's
- *    roster label and name; its later processes help no other prober whose
- *    roster is not newer than that (dm_record_self_vote()).
+ *    roster label and name; its later processes vote on no other node's
+ *    slot for another prober whose roster is not newer than that
+ *    (dm_record_self_vote()).
  */
 struct dm_agreed_removal {
 	const char	*name;

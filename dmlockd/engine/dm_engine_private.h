@@ -427,7 +427,7 @@ enum dm_record_start dm_record_start_kind(const struct dm_engine *e,
 void		 dm_record_warn_refusal(struct dm_engine *e, const char *peer);
 bool		 dm_record_refuses_joiner_help(struct dm_engine *e, const char *peer,
 		    const struct dm_msg *m);
-int		 dm_record_self_vote(struct dm_engine *e, const char *prober, uint64_t label);
+void		 dm_record_self_vote(struct dm_engine *e, const char *prober, uint64_t label);
 bool		 dm_record_promise_refuses(const struct dm_engine *e, const char *prober, uint64_t label);
 void		 dm_record_promise_void(struct dm_engine *e, const char *prober);
 bool		 dm_record_saw_removed(const struct dm_engine *e, const char *peer,
@@ -518,6 +518,16 @@ int		 dm_lease_on_heartbeat_ack(struct dm_engine *e, dm_slot_t from,
 
 /* Take an epoch another node told us (or one a removal we made decided):
  * our own rises to it, and so does epoch_heard. */
+/* Is this process a member with a roster of its own (ACTIVE, SYNCING or
+ * LEAVING), not a joiner, whose roster is provisional, or a node told to
+ * rejoin, whose roster is gone? */
+static inline bool
+dm_membership_holds_roster(const struct dm_engine *e)
+{
+	return e->membership == DM_MEMBER_ACTIVE || e->membership == DM_MEMBER_SYNCING ||
+	    e->membership == DM_MEMBER_LEAVING;
+}
+
 static inline void
 dm_epoch_learn(struct dm_engine *e, uint64_t epoch)
 {

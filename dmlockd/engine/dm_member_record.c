@@ -161,13 +161,11 @@ void
 dm_record_left(struct dm_engine *e)
 {
 	struct dm_record *rec = &e->record;
-	bool member = e->membership == DM_MEMBER_ACTIVE || e->membership == DM_MEMBER_SYNCING ||
-	    e->membership == DM_MEMBER_LEAVING;
 	size_t kept = 0;
 
 	if (e->emit == NULL)
 		return;
-	if (member && (rec->mine || e->roster_epoch >= rec->label)) {
+	if (dm_membership_holds_roster(e) && (rec->mine || e->roster_epoch >= rec->label)) {
 		rec->label = e->roster_epoch;
 		rec->n_names = 0;
 		for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
@@ -380,27 +378,27 @@ dm_record_refuses_joiner_help(struct dm_engine *e, const char *peer, const struc
  * before a self-vote leaves, the prober's roster label and name go on
  * disk; any later process of ours votes on no other node's slot for
  * another prober whose roster label is not above it
- * (dm_record_promise_refuses()); its own old slot it still gives up.  The prober itself
- * goes on from the roster it asked from (it removes every restarted
- * member's old entry in turn).  A SUSPECT_ABORT from it lowers the promise
- * below its label, binding every prober (dm_record_promise_void()), and a
- * roster this node applies as a member at a higher label covers it.  Only self-votes: votes
- * about another restarted node as well held lagging members of rosters
- * restarted from the static peers off for good (NOTES.md, "Session 29").
+ * (dm_record_promise_refuses()); its own old slot it still gives up.
+ * The prober itself goes on from the roster it asked from (it removes
+ * every restarted member's old entry in turn).  A SUSPECT_ABORT from it
+ * lowers the promise below its label, binding every prober
+ * (dm_record_promise_void()), and a roster this node applies as a member
+ * at a higher label covers it.  Only self-votes: votes about another
+ * restarted node as well held lagging members of rosters restarted from
+ * the static peers off for good (NOTES.md, "Session 29").
  */
-int
+void
 dm_record_self_vote(struct dm_engine *e, const char *prober, uint64_t label)
 {
 	struct dm_record *rec = &e->record;
 	bool held = rec->promise_prober[0] != '\0';
 
 	if (held && strcmp(rec->promise_prober, prober) == 0 && label <= rec->promise_label)
-		return 0;
+		return;
 	if (!held || label > rec->promise_label)
 		rec->promise_label = label;
 	strcpy(rec->promise_prober, prober);
 	record_emit(e);
-	return 0;
 }
 
 /* Does the self-vote promise refuse prober, whose roster label is label? */
@@ -425,8 +423,7 @@ dm_record_promise_void(struct dm_engine *e, const char *prober)
 {
 	struct dm_record *rec = &e->record;
 
-	if (rec->promise_prober[0] == '\0' || strcmp(rec->promise_prober, prober) != 0 ||
-	    e->emit == NULL)
+	if (rec->promise_prober[0] == '\0' || strcmp(rec->promise_prober, prober) != 0)
 		return;
 	if (rec->promise_label == 0) {
 		rec->promise_prober[0] = '\0';	/* (nothing is below label 0) */

@@ -176,8 +176,7 @@ dm_membership_on_suspect(struct dm_engine *e, dm_slot_t from, const char *peer,
 	if (replaced)
 		agree = true;
 
-	bool member = e->membership == DM_MEMBER_ACTIVE || e->membership == DM_MEMBER_SYNCING ||
-	    e->membership == DM_MEMBER_LEAVING;
+	bool member = dm_membership_holds_roster(e);
 
 	if (s == e->self || !member) {
 		/* The prober lists an earlier incarnation of ours (we restarted,
@@ -258,8 +257,8 @@ dm_membership_on_suspect(struct dm_engine *e, dm_slot_t from, const char *peer,
 		 * we agree, goes on disk before it leaves. */
 		if (guarded && s != e->self && dm_record_promise_refuses(e, peer, m->roster_epoch))
 			agree = false;
-		if (agree && s == e->self && dm_record_self_vote(e, peer, m->roster_epoch) < 0)
-			agree = false;
+		if (agree && s == e->self)
+			dm_record_self_vote(e, peer, m->roster_epoch);
 		if (agree) {
 			e->promised_epoch = m->arg;
 			if (e->vote_subject != DM_SLOT_NONE)
@@ -389,8 +388,7 @@ dm_membership_condemned(const struct dm_engine *e, dm_slot_t slot)
 	/* Only a member acknowledges leases: a joiner's roster is provisional
 	 * (and a restarting node's is gone), so it cannot know whether the
 	 * majority removed the requester. */
-	if (e->membership != DM_MEMBER_ACTIVE && e->membership != DM_MEMBER_SYNCING &&
-	    e->membership != DM_MEMBER_LEAVING)
+	if (!dm_membership_holds_roster(e))
 		return true;
 	if (e->nodes[slot].condemned || e->nodes[slot].vote_orphaned || e->vote_subject == slot)
 		return true;
@@ -444,8 +442,7 @@ bool
 dm_membership_refuses_for_good(const struct dm_engine *e, dm_slot_t slot)
 {
 	return slot < DM_NODES_MAX && e->nodes[slot].used && e->nodes[slot].vote_orphaned &&
-	    (e->membership == DM_MEMBER_ACTIVE || e->membership == DM_MEMBER_SYNCING ||
-	    e->membership == DM_MEMBER_LEAVING);
+	    dm_membership_holds_roster(e);
 }
 
 /* A message from a member.  If we were voting to remove it, it is alive
