@@ -114,13 +114,15 @@ state_record_parse(const char *text, size_t len, struct state_record *ret)
 	ret->n_names = 0;
 	ret->n_removals = 0;
 	ret->promised = false;
+	ret->n_dead = 0;
 	if (!take_literal(&c, "label ") || !take_decimal(&c, &ret->label) ||
 	    !take_literal(&c, "\n"))
 		return -EBADMSG;
 	while (c.p < c.end) {
 		if (take_literal(&c, "member ")) {
 			char *name = ret->names[ret->n_names];
-			if (ret->n_removals > 0 || ret->promised || ret->n_names == DM_NODES_MAX ||
+			if (ret->n_removals > 0 || ret->n_dead > 0 || ret->promised ||
+			    ret->n_names == DM_NODES_MAX ||
 			    !take_name(&c, name) || !take_literal(&c, "\n") ||
 			    name_among(ret->names, ret->n_names, name))
 				return -EBADMSG;
@@ -134,13 +136,24 @@ state_record_parse(const char *text, size_t len, struct state_record *ret)
 			ret->promised = true;
 		} else if (take_literal(&c, "removed ")) {
 			char *name = ret->removed[ret->n_removals];
-			if (ret->promised || ret->n_removals == DM_NODES_MAX || !take_name(&c, name) ||
+			if (ret->n_dead > 0 || ret->promised || ret->n_removals == DM_NODES_MAX ||
+			    !take_name(&c, name) ||
 			    !take_literal(&c, " ") ||
 			    !take_decimal(&c, &ret->ballots[ret->n_removals]) ||
 			    !take_literal(&c, "\n") ||
 			    name_among(ret->removed, ret->n_removals, name))
 				return -EBADMSG;
 			ret->n_removals++;
+		} else if (take_literal(&c, "dead ")) {
+			/* One per name, none of incarnation 0 (never noted). */
+			char *name = ret->dead_names[ret->n_dead];
+			uint64_t *incarnation = &ret->dead_incarnations[ret->n_dead];
+			if (ret->promised || ret->n_dead == DM_NODES_MAX || !take_name(&c, name) ||
+			    !take_literal(&c, " ") || !take_decimal(&c, incarnation) ||
+			    *incarnation == 0 || !take_literal(&c, "\n") ||
+			    name_among(ret->dead_names, ret->n_dead, name))
+				return -EBADMSG;
+			ret->n_dead++;
 		} else {
 			return -EBADMSG;
 		}
@@ -157,6 +170,9 @@ state_record_view(struct state_record *sr, struct dm_member_record *ret)
 	for (size_t i = 0; i < sr->n_removals; i++)
 		sr->removals[i] = (struct dm_agreed_removal){
 			.name = sr->removed[i], .ballot = sr->ballots[i] };
+	for (size_t i = 0; i < sr->n_dead; i++)
+		sr->dead[i] = (struct dm_dead_incarnation){
+			.name = sr->dead_names[i], .incarnation = sr->dead_incarnations[i] };
 	*ret = (struct dm_member_record){
 		.label = sr->label,
 		.names = sr->n_names > 0 ? sr->name_ptrs : NULL,
@@ -165,6 +181,8 @@ state_record_view(struct state_record *sr, struct dm_member_record *ret)
 		.n_removals = sr->n_removals,
 		.promise_prober = sr->promised ? sr->promise_prober : NULL,
 		.promise_label = sr->promised ? sr->promise_label : 0,
+		.dead = sr->n_dead > 0 ? sr->dead : NULL,
+		.n_dead = sr->n_dead,
 	};
 }
 
@@ -190,8 +208,9 @@ state_record_format(const struct dm_member_record *r, char *buf, size_t size)
 {
 	size_t at = 0;
 
-	if (r->n_names > DM_NODES_MAX || r->n_removals > DM_NODES_MAX ||
-	    (r->n_names > 0 && r->names == NULL) || (r->n_removals > 0 && r->removals == NULL))
+	if (r->n_names > DM_NODES_MAX || r->n_removals > DM_NODES_MAX || r->n_dead > DM_NODES_MAX ||
+	    (r->n_names > 0 && r->names == NULL) || (r->n_removals > 0 && r->removals == NULL) ||
+	    (r->n_dead > 0 && r->dead == NULL))
 		return -EINVAL;
 	for (size_t i = 0; i < r->n_names; i++) {
 		if (!dm_node_name_str_valid(r->names[i]))
@@ -209,6 +228,13 @@ state_record_format(const struct dm_member_record *r, char *buf, size_t size)
 			if (strcmp(r->removals[j].name, r->removals[i].name) == 0)
 				return -EINVAL;
 	}
+	for (size_t i = 0; i < r->n_dead; i++) {
+		if (!dm_node_name_str_valid(r->dead[i].name) || r->dead[i].incarnation == 0)
+			return -EINVAL;
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(r->dead[j].name, r->dead[i].name) == 0)
+				return -EINVAL;
+	}
 	if (size == 0)
 		return -ENOSPC;
 	buf[0] = '\0';
@@ -220,6 +246,10 @@ state_record_format(const struct dm_member_record *r, char *buf, size_t size)
 	for (size_t i = 0; i < r->n_removals; i++)
 		if (!append(buf, size, &at, "removed %s %" PRIu64 "\n", r->removals[i].name,
 		    r->removals[i].ballot))
+			return -ENOSPC;
+	for (size_t i = 0; i < r->n_dead; i++)
+		if (!append(buf, size, &at, "dead %s %" PRIu64 "\n", r->dead[i].name,
+		    r->dead[i].incarnation))
 			return -ENOSPC;
 	if (r->promise_prober != NULL &&
 	    !append(buf, size, &at, "promise %" PRIu64 " %s\n", r->promise_label, r->promise_prober))
@@ -304,7 +334,8 @@ state_dir_read_record(const struct state_dir *sd, struct state_record *ret)
 	if (r == -EBADMSG) {
 		memset(ret, 0, sizeof(*ret));
 		log_error_errno(r, "%s/%s is not a membership record (a \"label\" line, then"
-		    " \"member\" lines, then \"removed\" lines, then a \"promise\" line;"
+		    " \"member\" lines, then \"removed\" lines, then \"dead\" lines, then a"
+		    " \"promise\" line;"
 		    " dmlockd(8), FILES): restore it;"
 		    " remove it only as dmlockd(8), RECOVERY, describes", sd->path,
 		    STATE_RECORD_FILE);

@@ -7,7 +7,8 @@
  *    cluster;
  *  - membership: the membership record the engine asks to keep
  *    (DM_FX_PERSIST_RECORD: the last roster this node applied, the
- *    removals it agreed to, its self-vote promise), read back at the next start
+ *    removals it agreed to, the incarnations it saw removed, its self-vote
+ *    promise), read back at the next start
  *    (dm_engine_config.last_record), so a restarted process never helps a
  *    node its earlier process saw removed rebuild its old roster.
  * The directory is locked (flock) for the daemon's lifetime: two daemons
@@ -27,11 +28,13 @@
 #define STATE_RECORD_FILE	"membership"
 
 /* The longest membership file: "label " and 20 digits, then DM_NODES_MAX
- * "member NAME" and DM_NODES_MAX "removed NAME BALLOT" lines, then one
- * "promise LABEL PROBER" line, each line with its newline. */
+ * "member NAME", DM_NODES_MAX "removed NAME BALLOT" and DM_NODES_MAX
+ * "dead NAME INCARNATION" lines, then one "promise LABEL PROBER" line,
+ * each line with its newline. */
 #define STATE_RECORD_TEXT_MAX	(6 + 20 + 1 + \
 	DM_NODES_MAX * (7 + DM_NODE_NAME_MAX + 1) + \
 	DM_NODES_MAX * (8 + DM_NODE_NAME_MAX + 1 + 20 + 1) + \
+	DM_NODES_MAX * (5 + DM_NODE_NAME_MAX + 1 + 20 + 1) + \
 	(8 + 20 + 1 + DM_NODE_NAME_MAX + 1))
 
 /* A membership record that owns its strings (a parsed file).  View it as
@@ -46,9 +49,13 @@ struct state_record {
 	bool		 promised;		/* a "promise" line */
 	uint64_t	 promise_label;
 	char		 promise_prober[DM_NODE_NAME_MAX + 1];
+	size_t		 n_dead;
+	char		 dead_names[DM_NODES_MAX][DM_NODE_NAME_MAX + 1];
+	uint64_t	 dead_incarnations[DM_NODES_MAX];
 	/* Filled by state_record_view(), pointing into this struct. */
 	const char	*name_ptrs[DM_NODES_MAX];
 	struct dm_agreed_removal removals[DM_NODES_MAX];
+	struct dm_dead_incarnation dead[DM_NODES_MAX];
 };
 
 struct state_dir {

@@ -48,11 +48,21 @@ struct dm_peer_spec {
  *    that a prober remove its own earlier incarnation keeps the prober's
  *    roster label and name; its later processes vote on no other node's
  *    slot for another prober whose roster is not newer than that
- *    (dm_record_self_vote()).
+ *    (dm_record_self_vote());
+ *  - the dead incarnations: for each node name, the last incarnation
+ *    this node saw removed from its roster (or leave it); its later
+ *    processes help that incarnation in nothing, whatever roster label
+ *    it shows (dm_record_dead()).
  */
 struct dm_agreed_removal {
 	const char	*name;
 	uint64_t	 ballot;
+};
+
+/* A node incarnation this node saw removed (or leave): dead for good. */
+struct dm_dead_incarnation {
+	const char	*name;
+	uint64_t	 incarnation;
 };
 
 struct dm_member_record {
@@ -63,6 +73,8 @@ struct dm_member_record {
 	size_t		 n_removals;
 	const char	*promise_prober;	/* NULL: no self-vote promise */
 	uint64_t	 promise_label;		/* the prober's roster label */
+	const struct dm_dead_incarnation *dead;
+	size_t		 n_dead;
 };
 
 struct dm_engine_config {

@@ -331,6 +331,15 @@ struct dm_engine {
 		/* The self-vote promise (dm_record_self_vote()); "": none. */
 		char		 promise_prober[DM_NODE_NAME_MAX + 1];
 		uint64_t	 promise_label;
+		/* Dead incarnations, one per name (dm_record_note_dead()),
+		 * the oldest overwritten first when all DM_NODES_MAX are
+		 * taken; dead_changed: not stored yet. */
+		size_t		 n_dead, dead_next;
+		struct {
+			char	 name[DM_NODE_NAME_MAX + 1];
+			uint64_t incarnation;
+		}		 dead[DM_NODES_MAX];
+		bool		 dead_changed;
 		uint64_t	 digest;	/* dm_roster_digest() of names, when mine */
 		bool		 mine;
 		dm_msec_t	 refusal_logged_at;	/* the last warning of a refusal */
@@ -430,8 +439,10 @@ bool		 dm_record_refuses_joiner_help(struct dm_engine *e, const char *peer,
 void		 dm_record_self_vote(struct dm_engine *e, const char *prober, uint64_t label);
 bool		 dm_record_promise_refuses(const struct dm_engine *e, const char *prober, uint64_t label);
 void		 dm_record_promise_void(struct dm_engine *e, const char *prober);
+void		 dm_record_note_dead(struct dm_engine *e, const char *name, uint64_t incarnation);
+bool		 dm_record_dead(const struct dm_engine *e, const char *name, uint64_t incarnation);
 bool		 dm_record_saw_removed(const struct dm_engine *e, const char *peer,
-		    uint64_t label);
+		    uint64_t incarnation, uint64_t label);
 uint64_t	 dm_msg_sender_incarnation(const struct dm_msg *m);
 bool		 dm_lease_needed(const struct dm_engine *e);
 bool		 dm_lease_valid(const struct dm_engine *e);

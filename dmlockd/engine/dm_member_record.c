@@ -66,15 +66,28 @@ dm_record_load(struct dm_engine *e, const struct dm_member_record *r)
 		strcpy(rec->promise_prober, r->promise_prober);
 		rec->promise_label = r->promise_label;
 	}
+	if (r->n_dead > DM_NODES_MAX)
+		return -E2BIG;
+	if (r->n_dead > 0 && r->dead == NULL)
+		return -EINVAL;
+	rec->n_dead = 0;
+	rec->dead_next = 0;
+	for (size_t i = 0; i < r->n_dead; i++) {
+		if (!dm_node_name_str_valid(r->dead[i].name))
+			return -EINVAL;
+		dm_record_note_dead(e, r->dead[i].name, r->dead[i].incarnation);
+	}
+	rec->dead_changed = false;
 	return 0;
 }
 
 static void
 record_emit(struct dm_engine *e)
 {
-	const struct dm_record *rec = &e->record;
+	struct dm_record *rec = &e->record;
 	const char *names[DM_NODES_MAX];
 	struct dm_agreed_removal removals[DM_NODES_MAX];
+	struct dm_dead_incarnation dead[DM_NODES_MAX];
 	struct dm_effect fx = { .type = DM_FX_PERSIST_RECORD };
 
 	for (size_t i = 0; i < rec->n_names; i++)
@@ -82,6 +95,13 @@ record_emit(struct dm_engine *e)
 	for (size_t i = 0; i < rec->n_removals; i++)
 		removals[i] = (struct dm_agreed_removal){ rec->removals[i].name,
 		    rec->removals[i].ballot };
+	/* Oldest first, so that loading them back keeps the order. */
+	for (size_t i = 0; i < rec->n_dead; i++) {
+		size_t k = (rec->dead_next + DM_NODES_MAX - rec->n_dead + i) % DM_NODES_MAX;
+
+		dead[i] = (struct dm_dead_incarnation){ rec->dead[k].name, rec->dead[k].incarnation };
+	}
+	e->record.dead_changed = false;
 	fx.u.record = (struct dm_member_record){
 		.label = rec->label,
 		.names = names,
@@ -90,6 +110,8 @@ record_emit(struct dm_engine *e)
 		.n_removals = rec->n_removals,
 		.promise_prober = rec->promise_prober[0] != '\0' ? rec->promise_prober : NULL,
 		.promise_label = rec->promise_label,
+		.dead = rec->n_dead > 0 ? dead : NULL,
+		.n_dead = rec->n_dead,
 	};
 	dm_emit(e, &fx);
 }
@@ -109,16 +131,18 @@ dm_record_roster(struct dm_engine *e)
 	uint64_t digest;
 	size_t kept = 0;
 
-	if (e->membership != DM_MEMBER_ACTIVE || e->emit == NULL)
+	if (e->emit == NULL)
 		return;
 	/* A process that starts as a member of the configured static roster
 	 * (label 0) knows less than the record of an earlier one at a higher
 	 * label: keep that until this roster is at least as new. */
-	if (!rec->mine && e->roster_epoch < rec->label)
+	if (e->membership != DM_MEMBER_ACTIVE || (!rec->mine && e->roster_epoch < rec->label) ||
+	    (digest = dm_roster_digest(e),
+	    rec->mine && rec->label == e->roster_epoch && rec->digest == digest)) {
+		if (rec->dead_changed)
+			record_emit(e);		/* (a dead incarnation noted this step) */
 		return;
-	digest = dm_roster_digest(e);
-	if (rec->mine && rec->label == e->roster_epoch && rec->digest == digest)
-		return;
+	}
 	rec->mine = true;
 	rec->label = e->roster_epoch;
 	rec->digest = digest;
@@ -298,10 +322,13 @@ record_dropped(const struct dm_engine *e, const char *peer, uint64_t label)
 }
 
 bool
-dm_record_saw_removed(const struct dm_engine *e, const char *peer, uint64_t label)
+dm_record_saw_removed(const struct dm_engine *e, const char *peer, uint64_t incarnation,
+    uint64_t label)
 {
 	const struct dm_record *rec = &e->record;
 
+	if (dm_record_dead(e, peer, incarnation))
+		return true;
 	for (size_t i = 0; i < rec->n_removals; i++)
 		if (strcmp(rec->removals[i].name, peer) == 0 && label < rec->removals[i].ballot)
 			return true;
@@ -358,7 +385,9 @@ dm_record_refuses_joiner_help(struct dm_engine *e, const char *peer, const struc
 {
 	bool joiner = e->membership == DM_MEMBER_JOINING || e->membership == DM_MEMBER_RESTARTING;
 
-	if (!joiner || dm_broken(e, DM_BREAK_STALE_ROSTER) || !record_dropped(e, peer, m->roster_epoch))
+	if (!joiner || dm_broken(e, DM_BREAK_STALE_ROSTER) ||
+	    (!record_dropped(e, peer, m->roster_epoch) &&
+	    !dm_record_dead(e, peer, dm_msg_sender_incarnation(m))))
 		return false;
 	dm_record_warn_refusal(e, peer);
 	return true;
@@ -433,4 +462,64 @@ dm_record_promise_void(struct dm_engine *e, const char *prober)
 		rec->promise_label--;
 	}
 	record_emit(e);
+}
+
+/*
+ * Dead incarnations.  An incarnation removed from the roster (or gone by
+ * its leave) never comes back: a node re-admitted after a removal joins
+ * under a new one (restart_and_rejoin_why()).  The record's roster label
+ * cannot say so: a node removed while cut off goes on with its stale
+ * roster, and its labels are its own ballots, which can pass the
+ * cluster's; a restarted process whose record had dropped it then took
+ * the higher label for a re-admission and helped it (Naimi-Trehel
+ * 13365/6, fault mask ff: n2, removed at label 6 while cut off, reached
+ * label 13 by the votes of a stale member, then n4's and n7's restarted
+ * processes, their records at label 6, voted their old incarnations out
+ * of its roster and it granted beside the cluster; Raymond 2469/6, storms
+ * alone: the same with n3 at label 18 against records at 12 and 10).  So
+ * a member that removes an incarnation stores it before the step's
+ * messages leave (dm_record_roster() at the end of the step), and its
+ * later processes refuse that incarnation whatever label it shows.
+ */
+void
+dm_record_note_dead(struct dm_engine *e, const char *name, uint64_t incarnation)
+{
+	struct dm_record *rec = &e->record;
+	size_t i;
+
+	if (incarnation == 0)
+		return;
+	for (i = 0; i < rec->n_dead; i++) {
+		size_t k = (rec->dead_next + DM_NODES_MAX - rec->n_dead + i) % DM_NODES_MAX;
+
+		if (strcmp(rec->dead[k].name, name) == 0) {
+			if (rec->dead[k].incarnation == incarnation)
+				return;
+			/* (The name's last incarnation replaces it in place:
+			 * an earlier one is gone when a later one exists.) */
+			rec->dead[k].incarnation = incarnation;
+			rec->dead_changed = true;
+			return;
+		}
+	}
+	strcpy(rec->dead[rec->dead_next].name, name);
+	rec->dead[rec->dead_next].incarnation = incarnation;
+	rec->dead_next = (rec->dead_next + 1) % DM_NODES_MAX;
+	if (rec->n_dead < DM_NODES_MAX)
+		rec->n_dead++;
+	rec->dead_changed = true;
+}
+
+/* Did this node (or an earlier process of it) see incarnation of name removed? */
+bool
+dm_record_dead(const struct dm_engine *e, const char *name, uint64_t incarnation)
+{
+	const struct dm_record *rec = &e->record;
+
+	if (incarnation == 0)
+		return false;
+	for (size_t i = 0; i < rec->n_dead; i++)
+		if (rec->dead[i].incarnation == incarnation && strcmp(rec->dead[i].name, name) == 0)
+			return true;
+	return false;
 }

@@ -104,6 +104,7 @@ dm_membership_note_removed(struct dm_engine *e, dm_slot_t slot)
 	r = &e->removed[e->removed_next++ % DM_REMOVED_MEMORY];
 	memcpy(r->name, e->nodes[slot].name, sizeof(r->name));
 	r->incarnation = e->nodes[slot].incarnation;
+	dm_record_note_dead(e, r->name, r->incarnation);
 }
 
 /* Our roster has applied the removal decided at epoch: the roster label

@@ -243,7 +243,7 @@ dm_membership_on_suspect(struct dm_engine *e, dm_slot_t from, const char *peer,
 		/* The membership record (dm_member_record.c): never help a
 		 * prober that an earlier process of ours saw removed (or
 		 * agreed to remove) rebuild its stale roster, seed 1952/5. */
-		if (guarded && dm_record_saw_removed(e, peer, m->roster_epoch)) {
+		if (guarded && dm_record_saw_removed(e, peer, dm_msg_sender_incarnation(m), m->roster_epoch)) {
 			agree = false;
 			dm_record_warn_refusal(e, peer);
 		}

@@ -245,6 +245,21 @@ static const struct {
 	 * n0.  Fixed by the self-vote promise (dm_record_self_vote()). */
 	{ "naimi-trehel", 4982, 5, SIM_F_CRASH | SIM_F_PARTITION | SIM_F_JOIN | SIM_F_STALE,
 	    "invitation", false, true },
+	/* Every fault kind and stale-roster storms (the storm sweeps,
+	 * session 29): n2, removed at label 6 while cut off, raised its
+	 * roster label to 13 with its own ballots (a stale member's votes);
+	 * n4's and n7's restarted processes, whose records at label 6 had
+	 * dropped it, took the higher label for a re-admission and voted
+	 * their old incarnations out of its roster, and it granted lock/b
+	 * beside n1.  Fixed by the record's dead incarnations
+	 * (dm_record_note_dead()). */
+	{ "naimi-trehel", 13365, 6, SIM_F_KNOWN, "bully", false, true },
+	/* Stale-roster storms alone (the same sweeps): n3, cut off and
+	 * removed, reached label 18 with restarted processes' votes, above
+	 * the records (labels 12 and 10) of n5's and n0's restarted
+	 * processes, which then voted their old incarnations out of its
+	 * roster; it granted below n4's token.  The same fix. */
+	{ "raymond", 2469, 6, SIM_F_STALE, "bully", false, true },
 };
 
 START_TEST(own_replay)

@@ -324,7 +324,8 @@ sw_on_effect(void *ctx, const struct dm_effect *fx)
 		    r->label, r->n_names, r->n_removals);
 		/* Every name is one of the world's: a record longer than the
 		 * world is an engine bug, not something to cut short. */
-		if (r->n_names > SIM_NODES_MAX || r->n_removals > SIM_NODES_MAX)
+		if (r->n_names > SIM_NODES_MAX || r->n_removals > SIM_NODES_MAX ||
+		    r->n_dead > SIM_NODES_MAX)
 			abort();
 		nd->disk_label = r->label;
 		nd->disk_n_names = r->n_names;
@@ -339,6 +340,11 @@ sw_on_effect(void *ctx, const struct dm_effect *fx)
 		snprintf(nd->disk_promise_prober, sizeof(nd->disk_promise_prober), "%s",
 		    r->promise_prober != NULL ? r->promise_prober : "");
 		nd->disk_promise_label = r->promise_label;
+		nd->disk_n_dead = r->n_dead;
+		for (size_t i = 0; i < r->n_dead; i++) {
+			snprintf(nd->disk_dead[i], sizeof(nd->disk_dead[i]), "%s", r->dead[i].name);
+			nd->disk_dead_incarnation[i] = r->dead[i].incarnation;
+		}
 		break;
 	}
 	case DM_FX_LEFT:

@@ -128,6 +128,7 @@ sw_node_start(struct sim_world *w, int n, bool initial)
 	};
 	const char *disk_names[SIM_NODES_MAX];
 	struct dm_agreed_removal disk_removals[SIM_NODES_MAX];
+	struct dm_dead_incarnation disk_dead[SIM_NODES_MAX];
 	size_t np = 0;
 	int sponsor_index = -1;
 	bool static_roster;
@@ -137,6 +138,9 @@ sw_node_start(struct sim_world *w, int n, bool initial)
 		disk_names[i] = nd->disk_names[i];
 	for (size_t i = 0; i < nd->disk_n_removals; i++)
 		disk_removals[i] = (struct dm_agreed_removal){ nd->disk_removed[i], nd->disk_ballot[i] };
+	for (size_t i = 0; i < nd->disk_n_dead; i++)
+		disk_dead[i] = (struct dm_dead_incarnation){ nd->disk_dead[i],
+		    nd->disk_dead_incarnation[i] };
 	cfg.last_record = (struct dm_member_record){
 		.label = nd->disk_label,
 		.names = disk_names,
@@ -145,6 +149,8 @@ sw_node_start(struct sim_world *w, int n, bool initial)
 		.n_removals = nd->disk_n_removals,
 		.promise_prober = nd->disk_promise_prober[0] != '\0' ? nd->disk_promise_prober : NULL,
 		.promise_label = nd->disk_promise_label,
+		.dead = disk_dead,
+		.n_dead = nd->disk_n_dead,
 	};
 
 	/* An initial member always has the static roster in its config:

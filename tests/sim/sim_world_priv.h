@@ -106,6 +106,9 @@ struct sim_node {
 	uint64_t	 disk_ballot[SIM_NODES_MAX];
 	char		 disk_promise_prober[DM_NODE_NAME_MAX + 1];	/* "": none */
 	uint64_t	 disk_promise_label;
+	size_t		 disk_n_dead;
+	char		 disk_dead[SIM_NODES_MAX][DM_NODE_NAME_MAX + 1];
+	uint64_t	 disk_dead_incarnation[SIM_NODES_MAX];
 	sim_time_t	 resume_at;
 	/* Host clock (CLOCK_BOOTTIME): local_us = base_local + (t - base_real)(1 + ppm/1e6). */
 	int64_t		 ppm;

@@ -541,6 +541,69 @@ START_TEST(test_self_vote_promise_ends_with_a_newer_roster)
 }
 END_TEST
 
+/* Dead incarnations (dm_record_note_dead()).  Three acquainted members;
+ * node1 applies the removal of node2's incarnation 1 (label 3), crashes,
+ * and its next process (with that disk, or with it but no dead line)
+ * joins through node2, cut off.  T_fail later, node2 -- its process
+ * sender_incarnation -- asks it from a roster at label 20, higher than
+ * the record's (a stale node's labels are its own ballots), to vote out
+ * node1's old incarnation: the answer, 1 yes, 0 no. */
+static uint64_t
+restarted_asked_by_node2_at_label_20(uint64_t sender_incarnation, bool dead_on_disk)
+{
+	struct dm_msg m;
+
+	h_init_acquainted(&C, 3);
+	h_subject_msg(&m, DM_MSG_NODE_FAILED, "node2", 1);
+	m.epoch = 3;
+	inject(0, 1, &m);
+	ck_assert_uint_eq(C.record[1].label, 3);
+	ck_assert_uint_eq(C.record[1].n_dead, 1);
+	ck_assert_str_eq(C.record[1].dead[0].name, "node2");
+	ck_assert_uint_eq(C.record[1].dead[0].incarnation, 1);
+	C.down[1] = true;
+	if (!dead_on_disk)
+		C.record[1].n_dead = 0;
+	h_join_from(&C, 1, 2, DM_FAILURE_MAJORITY, 2, true);
+	C.cut[1] = true;
+	h_advance(&C, C.now + 7001);
+	h_subject_msg(&m, DM_MSG_SUSPECT, "node1", 1);
+	m.serial = 7;
+	m.arg = 30;
+	m.epoch = 20;
+	m.roster_epoch = 20;
+	m.seq = sender_incarnation;	/* (a SUSPECT's sender incarnation) */
+	inject(2, 1, &m);
+	return vote(1, 2, 7);
+}
+
+START_TEST(test_restart_refuses_a_dead_incarnation_at_any_label)
+{
+	/* Naimi-Trehel 13365/6 and Raymond 2469/6 (storms): a node removed
+	 * while cut off raised its roster label past the records of the
+	 * restarted processes by its own ballots, and they voted their old
+	 * incarnations out of its roster; it granted beside the cluster.  The
+	 * process the record saw removed is refused whatever its label. */
+	ck_assert_uint_eq(restarted_asked_by_node2_at_label_20(1, true), 0);
+}
+END_TEST
+
+START_TEST(test_restart_without_dead_line_helps_a_higher_label)
+{
+	/* The negative control: the same disk without the dead line takes the
+	 * higher label for a re-admission and votes. */
+	ck_assert_uint_eq(restarted_asked_by_node2_at_label_20(1, false), 1);
+}
+END_TEST
+
+START_TEST(test_restart_helps_a_new_incarnation_of_a_dead_node)
+{
+	/* A node removed and admitted again runs a new incarnation: the
+	 * record's label escape still lets it through (raymond 12/5). */
+	ck_assert_uint_eq(restarted_asked_by_node2_at_label_20(((uint64_t)1 << 48) + 1, true), 1);
+}
+END_TEST
+
 START_TEST(test_record_refused_when_invalid)
 {
 	struct dm_engine_config cfg;
@@ -588,6 +651,9 @@ main(void)
 	tcase_add_test(tc, test_self_vote_without_record_helps_an_older_prober);
 	tcase_add_test(tc, test_self_vote_promise_ends_with_its_probers_abort);
 	tcase_add_test(tc, test_self_vote_promise_ends_with_a_newer_roster);
+	tcase_add_test(tc, test_restart_refuses_a_dead_incarnation_at_any_label);
+	tcase_add_test(tc, test_restart_without_dead_line_helps_a_higher_label);
+	tcase_add_test(tc, test_restart_helps_a_new_incarnation_of_a_dead_node);
 	tcase_add_test(tc, test_record_refused_when_invalid);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);

@@ -400,7 +400,7 @@ START_TEST(record_format)
 {
 	const char *names[] = { "n0", "n1" };
 	struct dm_agreed_removal removals[] = { { "n3", 18 } };
-	struct dm_member_record r = { 17, names, 2, removals, 1, NULL, 0 };
+	struct dm_member_record r = { 17, names, 2, removals, 1, NULL, 0, NULL, 0 };
 	char buf[128];
 	struct dm_member_record v;
 
@@ -417,32 +417,37 @@ START_TEST(record_format)
 	const char *null_name[] = { NULL };
 	struct dm_agreed_removal dup_removals[] = { { "n3", 1 }, { "n3", 2 } };
 	struct dm_agreed_removal bad_removal[] = { { "-n3", 1 } };
-	ck_assert_int_eq(state_record_format(&(struct dm_member_record){ 1, dup, 2, NULL, 0, NULL, 0 },
+	ck_assert_int_eq(state_record_format(&(struct dm_member_record){ 1, dup, 2, NULL, 0,
+	    NULL, 0, NULL, 0 },
 	    buf, sizeof(buf)), -EINVAL);
-	ck_assert_int_eq(state_record_format(&(struct dm_member_record){ 1, invalid, 1, NULL, 0, NULL, 0 },
+	ck_assert_int_eq(state_record_format(&(struct dm_member_record){ 1, invalid, 1, NULL, 0,
+	    NULL, 0, NULL, 0 },
 	    buf, sizeof(buf)), -EINVAL);
-	ck_assert_int_eq(state_record_format(&(struct dm_member_record){ 1, null_name, 1, NULL, 0, NULL, 0 },
+	ck_assert_int_eq(state_record_format(&(struct dm_member_record){ 1, null_name, 1, NULL, 0,
+	    NULL, 0, NULL, 0 },
 	    buf, sizeof(buf)), -EINVAL);
 	ck_assert_int_eq(state_record_format(&(struct dm_member_record){ 1, NULL, 0,
-	    dup_removals, 2, NULL, 0 }, buf, sizeof(buf)), -EINVAL);
+	    dup_removals, 2, NULL, 0, NULL, 0 }, buf, sizeof(buf)), -EINVAL);
 	ck_assert_int_eq(state_record_format(&(struct dm_member_record){ 1, NULL, 0,
-	    bad_removal, 1, NULL, 0 }, buf, sizeof(buf)), -EINVAL);
+	    bad_removal, 1, NULL, 0, NULL, 0 }, buf, sizeof(buf)), -EINVAL);
 	ck_assert_int_eq(state_record_format(&(struct dm_member_record){ 1, names,
-	    DM_NODES_MAX + 1, NULL, 0, NULL, 0 }, buf, sizeof(buf)), -EINVAL);
+	    DM_NODES_MAX + 1, NULL, 0, NULL, 0, NULL, 0 }, buf, sizeof(buf)), -EINVAL);
 
 	/* The largest record fits in STATE_RECORD_TEXT_MAX and round-trips. */
 	static char maxnames[DM_NODES_MAX][DM_NODE_NAME_MAX + 1];
 	static const char *maxptrs[DM_NODES_MAX];
 	static struct dm_agreed_removal maxrem[DM_NODES_MAX];
+	static struct dm_dead_incarnation maxdead[DM_NODES_MAX];
 	for (size_t i = 0; i < DM_NODES_MAX; i++) {
 		memset(maxnames[i], 'x', DM_NODE_NAME_MAX);
 		snprintf(maxnames[i], sizeof(maxnames[i]), "%03zu", i);
 		maxnames[i][3] = 'x';			/* 63 bytes, unique */
 		maxptrs[i] = maxnames[i];
 		maxrem[i] = (struct dm_agreed_removal){ maxnames[i], UINT64_MAX };
+		maxdead[i] = (struct dm_dead_incarnation){ maxnames[i], UINT64_MAX };
 	}
 	r = (struct dm_member_record){ UINT64_MAX, maxptrs, DM_NODES_MAX, maxrem, DM_NODES_MAX,
-	    maxnames[9], UINT64_MAX };
+	    maxnames[9], UINT64_MAX, maxdead, DM_NODES_MAX };
 	int len = state_record_format(&r, big, STATE_RECORD_TEXT_MAX + 1);
 	ck_assert_int_eq(len, STATE_RECORD_TEXT_MAX);
 	ck_assert_int_eq(state_record_parse(big, (size_t)len, &rec), 0);
@@ -453,6 +458,71 @@ START_TEST(record_format)
 	ck_assert_uint_eq(v.removals[200].ballot, UINT64_MAX);
 	ck_assert_str_eq(v.promise_prober, maxnames[9]);
 	ck_assert_uint_eq(v.promise_label, UINT64_MAX);
+	ck_assert_uint_eq(v.n_dead, DM_NODES_MAX);
+	ck_assert_str_eq(v.dead[255].name, maxnames[255]);
+	ck_assert_uint_eq(v.dead[255].incarnation, UINT64_MAX);
+}
+END_TEST
+
+START_TEST(record_dead)
+{
+	/* Dead incarnations: "dead NAME INCARNATION" lines after the
+	 * removals, before the promise. */
+	const char *names[] = { "n0" };
+	struct dm_agreed_removal removals[] = { { "n3", 18 } };
+	struct dm_dead_incarnation dead[] = { { "n2", 7 }, { "n5", 281474976710657 } };
+	struct dm_member_record r = { 17, names, 1, removals, 1, "n4", 12, dead, 2 };
+	const char *text = "label 17\nmember n0\nremoved n3 18\ndead n2 7\n"
+	    "dead n5 281474976710657\npromise 12 n4\n";
+	struct dm_member_record v;
+	char buf[160];
+
+	ck_assert_int_eq(state_record_format(&r, buf, sizeof(buf)), (int)strlen(text));
+	ck_assert_str_eq(buf, text);
+	ck_assert_int_eq(state_record_parse(buf, strlen(buf), &rec), 0);
+	state_record_view(&rec, &v);
+	ck_assert_uint_eq(v.n_dead, 2);
+	ck_assert_str_eq(v.dead[0].name, "n2");
+	ck_assert_uint_eq(v.dead[0].incarnation, 7);
+	ck_assert_str_eq(v.dead[1].name, "n5");
+	ck_assert_uint_eq(v.dead[1].incarnation, 281474976710657);
+	ck_assert_uint_eq(v.n_removals, 1);
+	ck_assert_str_eq(v.promise_prober, "n4");
+	/* None: no line, and the view says none. */
+	ck_assert_int_eq(state_record_parse("label 3\n", 8, &rec), 0);
+	state_record_view(&rec, &v);
+	ck_assert_uint_eq(v.n_dead, 0);
+	ck_assert_ptr_null(v.dead);
+	/* What the file could not read back is refused when formatted. */
+	struct dm_dead_incarnation twice[] = { { "n2", 7 }, { "n2", 8 } };
+	struct dm_dead_incarnation zero[] = { { "n2", 0 } };
+	struct dm_dead_incarnation bad_name[] = { { "n/2", 7 } };
+	r = (struct dm_member_record){ 1, NULL, 0, NULL, 0, NULL, 0, twice, 2 };
+	ck_assert_int_eq(state_record_format(&r, buf, sizeof(buf)), -EINVAL);
+	r.dead = zero;
+	r.n_dead = 1;
+	ck_assert_int_eq(state_record_format(&r, buf, sizeof(buf)), -EINVAL);
+	r.dead = bad_name;
+	ck_assert_int_eq(state_record_format(&r, buf, sizeof(buf)), -EINVAL);
+	r.dead = NULL;
+	ck_assert_int_eq(state_record_format(&r, buf, sizeof(buf)), -EINVAL);
+	/* Out of order, twice for a name, incarnation 0 or malformed. */
+	static const char *const bad[] = {
+		"label 1\ndead n2 7\nmember n0\n",
+		"label 1\ndead n2 7\nremoved n3 2\n",
+		"label 1\npromise 1 n4\ndead n2 7\n",
+		"label 1\ndead n2 7\ndead n2 8\n",
+		"label 1\ndead n2 0\n",
+		"label 1\ndead n2 07\n",
+		"label 1\ndead n2\n",
+		"label 1\ndead 7 n2x\n",
+		"label 1\ndead -n2 7\n",
+		"label 1\ndead n2 7",
+		"label 1\ndead n2 18446744073709551616\n",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ck_assert_msg(state_record_parse(bad[i], strlen(bad[i]), &rec) == -EBADMSG,
+		    "accepted: %s", bad[i]);
 }
 END_TEST
 
@@ -461,7 +531,7 @@ START_TEST(record_promise)
 	/* The self-vote promise: one "promise LABEL PROBER" line, last. */
 	const char *names[] = { "n0", "n1" };
 	struct dm_agreed_removal removals[] = { { "n3", 18 } };
-	struct dm_member_record r = { 17, names, 2, removals, 1, "n4", 12 };
+	struct dm_member_record r = { 17, names, 2, removals, 1, "n4", 12, NULL, 0 };
 	const char *text = "label 17\nmember n0\nmember n1\nremoved n3 18\npromise 12 n4\n";
 	struct dm_member_record v;
 	char buf[128];
@@ -474,7 +544,7 @@ START_TEST(record_promise)
 	ck_assert_uint_eq(v.promise_label, 12);
 	ck_assert_uint_eq(v.n_removals, 1);
 	/* At label 0 too (a roster started from the static peers). */
-	r = (struct dm_member_record){ 0, NULL, 0, NULL, 0, "n4", 0 };
+	r = (struct dm_member_record){ 0, NULL, 0, NULL, 0, "n4", 0, NULL, 0 };
 	ck_assert_int_eq(state_record_format(&r, buf, sizeof(buf)), 21);
 	ck_assert_str_eq(buf, "label 0\npromise 0 n4\n");
 	ck_assert_int_eq(state_record_parse(buf, strlen(buf), &rec), 0);
@@ -538,9 +608,9 @@ START_TEST(record_store_then_read)
 	ck_assert_int_eq(state_dir_read_record(&sd, &rec), 0);		/* no file: none */
 	assert_record(&rec, 0, NULL, 0, NULL, 0);
 	ck_assert_int_eq(state_dir_store_record(&sd,
-	    &(struct dm_member_record){ 3, names1, 3, NULL, 0, NULL, 0 }), 0);
+	    &(struct dm_member_record){ 3, names1, 3, NULL, 0, NULL, 0, NULL, 0 }), 0);
 	ck_assert_int_eq(state_dir_store_record(&sd,
-	    &(struct dm_member_record){ 7, names2, 2, removals, 2, NULL, 0 }), 0);
+	    &(struct dm_member_record){ 7, names2, 2, removals, 2, NULL, 0, NULL, 0 }), 0);
 	ck_assert_int_eq(state_dir_store_floor(&sd, 12), 0);
 	state_dir_close(&sd);
 
@@ -556,7 +626,7 @@ START_TEST(record_store_then_read)
 	ck_assert_int_eq(state_dir_store_record(&sd, &v), 0);
 	const char *dup[] = { "n0", "n0" };
 	ck_assert_int_eq(state_dir_store_record(&sd,
-	    &(struct dm_member_record){ 8, dup, 2, NULL, 0, NULL, 0 }), -EINVAL);
+	    &(struct dm_member_record){ 8, dup, 2, NULL, 0, NULL, 0, NULL, 0 }), -EINVAL);
 	ck_assert_int_eq(state_dir_read_record(&sd, &rec2), 0);
 	assert_record(&rec2, 7, names2, 2, removals, 2);
 
@@ -630,7 +700,7 @@ START_TEST(store_record_out_of_descriptors)
 	n = open_state_out_of_descriptors(path, &sd, fds);
 	for (uint64_t round = 0; round < 2; round++) {
 		ck_assert_int_eq(state_dir_store_record(&sd,
-		    &(struct dm_member_record){ 4 + round, names, 2, removals, 1, NULL, 0 }), 0);
+		    &(struct dm_member_record){ 4 + round, names, 2, removals, 1, NULL, 0, NULL, 0 }), 0);
 		ck_assert_int_ge(sd.spare_fd, 0);
 		ck_assert_int_lt(open("/dev/null", O_RDONLY), 0);	/* still exhausted */
 	}
@@ -663,6 +733,7 @@ main(void)
 	tcase_add_test(tc, record_parse_limits);
 	tcase_add_test(tc, record_format);
 	tcase_add_test(tc, record_promise);
+	tcase_add_test(tc, record_dead);
 	tcase_add_test(tc, record_store_then_read);
 	tcase_add_test(tc, corrupt_record_is_refused);
 	tcase_add_test(tc, store_record_out_of_descriptors);

@@ -42,6 +42,9 @@ struct h_record {
 	uint64_t	ballot[H_RECORD_MAX];
 	char		promise_prober[DM_NODE_NAME_MAX + 1];	/* "": none */
 	uint64_t	promise_label;
+	size_t		n_dead;
+	char		dead_names[H_RECORD_MAX][DM_NODE_NAME_MAX + 1];
+	struct dm_dead_incarnation dead[H_RECORD_MAX];	/* names point into dead_names */
 };
 
 struct h_packet {
@@ -143,7 +146,14 @@ h_emit(void *ctx, const struct dm_effect *fx)
 
 		ck_assert_uint_le(rec->n_names, H_RECORD_MAX);
 		ck_assert_uint_le(rec->n_removals, H_RECORD_MAX);
+		ck_assert_uint_le(rec->n_dead, H_RECORD_MAX);
 		d->label = rec->label;
+		d->n_dead = rec->n_dead;
+		for (size_t i = 0; i < rec->n_dead; i++) {
+			snprintf(d->dead_names[i], sizeof(d->dead_names[i]), "%s", rec->dead[i].name);
+			d->dead[i] = (struct dm_dead_incarnation){ d->dead_names[i],
+			    rec->dead[i].incarnation };
+		}
 		d->n_names = rec->n_names;
 		for (size_t i = 0; i < rec->n_names; i++)
 			snprintf(d->names[i], sizeof(d->names[i]), "%s", rec->names[i]);
@@ -253,7 +263,7 @@ h_record_config(const struct h_cluster *c, int i, const char **names,
 	return (struct dm_member_record){ .label = d->label, .names = names,
 	    .n_names = d->n_names, .removals = removals, .n_removals = d->n_removals,
 	    .promise_prober = d->promise_prober[0] != '\0' ? d->promise_prober : NULL,
-	    .promise_label = d->promise_label };
+	    .promise_label = d->promise_label, .dead = d->dead, .n_dead = d->n_dead };
 }
 
 /* Does node's last stored record list name as a member? */
