@@ -2,8 +2,9 @@
  * dm_member_record.c: the membership record (struct dm_member_record in
  * dm_engine.h) -- what this node's processes agreed to about membership,
  * kept on disk because a restarted process remembers nothing else: the
- * last roster applied as an active member, and the removals agreed to as
- * a voter that that roster does not show yet.  Loading it at start,
+ * last roster applied as an active member, the removals agreed to as a
+ * voter that that roster does not show yet, the incarnations seen
+ * removed, and the self-vote promise.  Loading it at start,
  * storing it (DM_FX_PERSIST_RECORD) before anything can depend on it, and
  * judging by it whether a prober is a node this node saw removed.
  *
@@ -119,11 +120,30 @@ record_emit(struct dm_engine *e)
 /*
  * At the end of every step: an active member whose roster changed (label
  * or names) since the record was last stored stores it again, dropping
- * the agreed removals its label now covers.  The daemon holds the
+ * the agreed removals its label now covers; any node that noted a dead
+ * incarnation this step (dm_record_note_dead()) stores the record too.  The daemon holds the
  * transport's writes for the whole step (peer_transport_hold()), so none
  * of the step's messages -- the NODE_FAILED of a removal is sent before
  * the roster changes -- leaves before the roster is on disk.
  */
+/* Does our roster replace the record: are we an active member whose
+ * roster differs from the one stored?  *digest: the roster's. */
+static bool
+record_takes_roster(const struct dm_engine *e, uint64_t *digest)
+{
+	const struct dm_record *rec = &e->record;
+
+	if (e->membership != DM_MEMBER_ACTIVE)
+		return false;
+	/* A process that starts as a member of the configured static roster
+	 * (label 0) knows less than the record of an earlier one at a higher
+	 * label: keep that until this roster is at least as new. */
+	if (!rec->mine && e->roster_epoch < rec->label)
+		return false;
+	*digest = dm_roster_digest(e);
+	return !rec->mine || rec->label != e->roster_epoch || rec->digest != *digest;
+}
+
 void
 dm_record_roster(struct dm_engine *e)
 {
@@ -133,12 +153,7 @@ dm_record_roster(struct dm_engine *e)
 
 	if (e->emit == NULL)
 		return;
-	/* A process that starts as a member of the configured static roster
-	 * (label 0) knows less than the record of an earlier one at a higher
-	 * label: keep that until this roster is at least as new. */
-	if (e->membership != DM_MEMBER_ACTIVE || (!rec->mine && e->roster_epoch < rec->label) ||
-	    (digest = dm_roster_digest(e),
-	    rec->mine && rec->label == e->roster_epoch && rec->digest == digest)) {
+	if (!record_takes_roster(e, &digest)) {
 		if (rec->dead_changed)
 			record_emit(e);		/* (a dead incarnation noted this step) */
 		return;
