@@ -34,14 +34,17 @@ wait_status "$HOLD_PID_b"
 wait_until "node2 and node3 to drop node1 from the roster" \
 	eval 'roster_size_is 2 2 && roster_size_is 3 2'
 # Each survivor stored the roster without node1 (STATE/membership): a label
-# above the static roster's 0, both survivors as members, node1 not.
+# above the static roster's 0, both survivors as members, node1 not, and
+# node1's dead process as a dead incarnation (its next process is refused
+# nothing by it; the killed one, were it only cut off, everything).
 for i in 2 3; do
 	rec=$(cat "$(node_dir $i)/state/membership") || fail "node$i stored no membership record"
 	grep -q '^label [1-9]' <<<"$rec" || fail "node$i's record kept label 0: $rec"
 	grep -q '^member node1$' <<<"$rec" && fail "node$i's record still lists node1: $rec"
 	[ "$(grep -c '^member node[23]$' <<<"$rec")" = 2 ] || fail "node$i's record: $rec"
+	grep -q '^dead node1 [1-9][0-9]*$' <<<"$rec" || fail "node$i's record has no dead node1: $rec"
 done
-pass "the survivors' membership records no longer list node1"
+pass "the survivors' membership records no longer list node1, and keep its dead incarnation"
 
 # Node1's client saw its daemon connection die: dmlock run stopped the
 # command (which logged "lost"), before anyone else was granted the lock
