@@ -394,15 +394,19 @@ dm_record_warn_refusal(struct dm_engine *e, const char *peer)
  * the NODE_ADD of n0, which it had removed at label 22 while n0 was cut
  * off; n0 admitted a node with it, rebuilt its label-10 roster and
  * granted beside the label-22 cluster).
+ * Not for a dead incarnation (dm_record_dead()) either: a stale cluster
+ * can remove a live member of the real one, and a node of that stale
+ * cluster, noting it dead and then told to rejoin, refused for ever the
+ * roster of the sponsor that admitted it (hierarchical 513274/11,
+ * partitions, groups of 3: n2 noted n0's rejoined incarnation dead when
+ * a label-34 minority removed it, and never joined through n0 again).
  */
 bool
 dm_record_refuses_joiner_help(struct dm_engine *e, const char *peer, const struct dm_msg *m)
 {
 	bool joiner = e->membership == DM_MEMBER_JOINING || e->membership == DM_MEMBER_RESTARTING;
 
-	if (!joiner || dm_broken(e, DM_BREAK_STALE_ROSTER) ||
-	    (!record_dropped(e, peer, m->roster_epoch) &&
-	    !dm_record_dead(e, peer, dm_msg_sender_incarnation(m))))
+	if (!joiner || dm_broken(e, DM_BREAK_STALE_ROSTER) || !record_dropped(e, peer, m->roster_epoch))
 		return false;
 	dm_record_warn_refusal(e, peer);
 	return true;
@@ -494,7 +498,11 @@ dm_record_promise_void(struct dm_engine *e, const char *prober)
  * alone: the same with n3 at label 18 against records at 12 and 10).  So
  * a member that removes an incarnation stores it before the step's
  * messages leave (dm_record_roster() at the end of the step), and its
- * later processes refuse that incarnation whatever label it shows.
+ * later processes refuse that incarnation whatever label it shows -- a
+ * removal vote only (dm_membership_on_suspect()): the removal may have
+ * been a stale cluster's, of a member the real cluster kept, and a
+ * joiner must still take that member's roster (hierarchical 513274/11,
+ * dm_record_refuses_joiner_help()).
  */
 void
 dm_record_note_dead(struct dm_engine *e, const char *name, uint64_t incarnation)

@@ -122,6 +122,13 @@ static const struct {
 	 * and granted beside the cluster that removed it.  Fixed by rule 10 (a
 	 * node waiting to rejoin helps no sponsor its record dropped). */
 	{ 107933, 8, SIM_F_CRASH | SIM_F_PARTITION, "bully", 5, REPLAY_STATIC },
+	/* Partitions, groups of 3 (2faf6e4's breadth pass, session 30): a
+	 * label-34 minority removed n0's rejoined incarnation, which the
+	 * cluster kept; n2, noting it dead there and then told to rejoin,
+	 * refused n0's roster for ever and never became ready.  Fixed by
+	 * keeping dead incarnations out of the joiner's refusals
+	 * (dm_record_refuses_joiner_help()). */
+	{ 513274, 11, SIM_F_PARTITION, "bully", 3, 0 },
 	/* Crashes, partitions and stale-roster storms, static restarts, a
 	 * 6 s fault phase (the storm sweeps, session 28): n5, named removed
 	 * twice, the second time while it joined, stored its provisional
