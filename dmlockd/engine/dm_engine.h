@@ -51,8 +51,8 @@ struct dm_peer_spec {
  *    (dm_record_self_vote());
  *  - the dead incarnations: for each node name, the last incarnation
  *    this node saw removed from its roster (or leave it); its later
- *    processes help that incarnation in nothing, whatever roster label
- *    it shows (dm_record_dead()).
+ *    processes give that incarnation no removal vote, whatever roster
+ *    label it shows (dm_record_dead()).
  */
 struct dm_agreed_removal {
 	const char	*name;
