@@ -604,6 +604,58 @@ START_TEST(test_restart_helps_a_new_incarnation_of_a_dead_node)
 }
 END_TEST
 
+/* node1 applies the removal of node2's incarnation 1 (label 3), crashes,
+ * and its next process joins through node0, cut off.  node2's same
+ * process, now at label 3 (the record's, so not dropped by it), asks it
+ * for a NODE_ADD ack and a roster-lock permission.  Returns how many of
+ * the two node1 gave. */
+static int
+joiner_helps_dead_node2_at_label_3(void)
+{
+	struct dm_msg m;
+	int helped = 0;
+
+	h_init_acquainted(&C, 3);
+	h_subject_msg(&m, DM_MSG_NODE_FAILED, "node2", 1);
+	m.epoch = 3;
+	inject(0, 1, &m);
+	ck_assert_uint_eq(C.record[1].n_dead, 1);
+	C.down[1] = true;
+	h_join_from(&C, 1, 0, DM_FAILURE_MAJORITY, 2, true);
+	C.cut[1] = true;				/* its JOINs stay queued */
+	h_subject_msg(&m, DM_MSG_NODE_ADD, "node5", 9);
+	m.serial = 5;
+	m.seq = 1;		/* (a NODE_ADD's sender incarnation) */
+	m.epoch = 3;
+	m.roster_epoch = 3;
+	inject(2, 1, &m);
+	helped += queued(1, 2, DM_MSG_NODE_ADD_ACK) != NULL;
+	memset(&m, 0, sizeof(m));
+	m.kind = DM_RA_REQUEST;
+	m.mode = DM_MODE_EXCLUSIVE;
+	m.seq = 7;
+	m.incarnation = 1;
+	m.epoch = 3;
+	m.roster_epoch = 3;
+	m.lock_len = (uint8_t)strlen(".dmlock/roster");
+	memcpy(m.lock, ".dmlock/roster", m.lock_len + 1u);
+	inject(2, 1, &m);
+	helped += queued(1, 2, DM_RA_REPLY) != NULL;
+	return helped;
+}
+
+START_TEST(test_joiner_helps_a_sponsor_it_holds_dead)
+{
+	/* Hierarchical 513274/11 (partitions, groups of 3): a stale minority
+	 * removed a live member's incarnation, and a node of it, noting that
+	 * incarnation dead and then told to rejoin, refused its roster for
+	 * ever.  A dead incarnation is refused a removal vote only; a joiner
+	 * helps it as the label rule says (here: not dropped). */
+	ck_assert_int_eq(joiner_helps_dead_node2_at_label_3(), 2);
+	ck_assert_uint_eq(C.record[1].n_dead, 1);	/* (still held dead) */
+}
+END_TEST
+
 START_TEST(test_record_refused_when_invalid)
 {
 	struct dm_engine_config cfg;
@@ -654,6 +706,7 @@ main(void)
 	tcase_add_test(tc, test_restart_refuses_a_dead_incarnation_at_any_label);
 	tcase_add_test(tc, test_restart_without_dead_line_helps_a_higher_label);
 	tcase_add_test(tc, test_restart_helps_a_new_incarnation_of_a_dead_node);
+	tcase_add_test(tc, test_joiner_helps_a_sponsor_it_holds_dead);
 	tcase_add_test(tc, test_record_refused_when_invalid);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
