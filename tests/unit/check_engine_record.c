@@ -234,22 +234,20 @@ START_TEST(test_restart_refuses_a_prober_its_last_roster_dropped)
 }
 END_TEST
 
-/* node1 applied the roster without node2 (label 3) and crashed; its next
- * process (from its disk or not) joins through node0, cut off.  node2,
- * still at label 0, asks it for what a stale sponsor needs: an ack of its
- * NODE_ADD (serial 5) and a permission for the roster lock.  Returns how
- * many of the two node1 gave. */
+/* node2 (incarnation 1), from a roster at label, asks node1 for what a
+ * sponsor needs: an ack of its NODE_ADD (serial 5) and a permission for
+ * the roster lock.  Returns how many of the two node1 gave. */
 static int
-joiner_helps_node2(bool from_disk)
+node2_asks_node1_for_sponsor_help(uint64_t label)
 {
 	struct dm_msg m;
 	int helped = 0;
 
-	node1_records_node2_removed_and_crashes();
-	h_join_from(&C, 1, 0, DM_FAILURE_MAJORITY, 2, from_disk);
-	C.cut[1] = true;				/* its JOINs stay queued */
 	h_subject_msg(&m, DM_MSG_NODE_ADD, "node5", 9);
 	m.serial = 5;
+	m.seq = 1;		/* (a NODE_ADD's sender incarnation) */
+	m.epoch = label;
+	m.roster_epoch = label;
 	inject(2, 1, &m);
 	helped += queued(1, 2, DM_MSG_NODE_ADD_ACK) != NULL;
 	memset(&m, 0, sizeof(m));
@@ -257,11 +255,25 @@ joiner_helps_node2(bool from_disk)
 	m.mode = DM_MODE_EXCLUSIVE;
 	m.seq = 7;
 	m.incarnation = 1;
+	m.epoch = label;
+	m.roster_epoch = label;
 	m.lock_len = (uint8_t)strlen(".dmlock/roster");
 	memcpy(m.lock, ".dmlock/roster", m.lock_len + 1u);
 	inject(2, 1, &m);
 	helped += queued(1, 2, DM_RA_REPLY) != NULL;
 	return helped;
+}
+
+/* node1 applied the roster without node2 (label 3) and crashed; its next
+ * process (from its disk or not) joins through node0, cut off.  node2,
+ * still at label 0, asks it for a stale sponsor's help. */
+static int
+joiner_helps_node2(bool from_disk)
+{
+	node1_records_node2_removed_and_crashes();
+	h_join_from(&C, 1, 0, DM_FAILURE_MAJORITY, 2, from_disk);
+	C.cut[1] = true;				/* its JOINs stay queued */
+	return node2_asks_node1_for_sponsor_help(0);
 }
 
 START_TEST(test_joiner_refuses_a_stale_sponsor)
@@ -613,7 +625,6 @@ static int
 joiner_helps_dead_node2_at_label_3(void)
 {
 	struct dm_msg m;
-	int helped = 0;
 
 	h_init_acquainted(&C, 3);
 	h_subject_msg(&m, DM_MSG_NODE_FAILED, "node2", 1);
@@ -623,25 +634,7 @@ joiner_helps_dead_node2_at_label_3(void)
 	C.down[1] = true;
 	h_join_from(&C, 1, 0, DM_FAILURE_MAJORITY, 2, true);
 	C.cut[1] = true;				/* its JOINs stay queued */
-	h_subject_msg(&m, DM_MSG_NODE_ADD, "node5", 9);
-	m.serial = 5;
-	m.seq = 1;		/* (a NODE_ADD's sender incarnation) */
-	m.epoch = 3;
-	m.roster_epoch = 3;
-	inject(2, 1, &m);
-	helped += queued(1, 2, DM_MSG_NODE_ADD_ACK) != NULL;
-	memset(&m, 0, sizeof(m));
-	m.kind = DM_RA_REQUEST;
-	m.mode = DM_MODE_EXCLUSIVE;
-	m.seq = 7;
-	m.incarnation = 1;
-	m.epoch = 3;
-	m.roster_epoch = 3;
-	m.lock_len = (uint8_t)strlen(".dmlock/roster");
-	memcpy(m.lock, ".dmlock/roster", m.lock_len + 1u);
-	inject(2, 1, &m);
-	helped += queued(1, 2, DM_RA_REPLY) != NULL;
-	return helped;
+	return node2_asks_node1_for_sponsor_help(3);
 }
 
 START_TEST(test_joiner_helps_a_sponsor_it_holds_dead)
