@@ -82,6 +82,13 @@ dm_record_load(struct dm_engine *e, const struct dm_member_record *r)
 	return 0;
 }
 
+/* The ring slot of the i-th oldest dead incarnation held. */
+static size_t
+dead_slot(const struct dm_record *rec, size_t i)
+{
+	return (rec->dead_next + DM_NODES_MAX - rec->n_dead + i) % DM_NODES_MAX;
+}
+
 static void
 record_emit(struct dm_engine *e)
 {
@@ -98,11 +105,11 @@ record_emit(struct dm_engine *e)
 		    rec->removals[i].ballot };
 	/* Oldest first, so that loading them back keeps the order. */
 	for (size_t i = 0; i < rec->n_dead; i++) {
-		size_t k = (rec->dead_next + DM_NODES_MAX - rec->n_dead + i) % DM_NODES_MAX;
+		size_t k = dead_slot(rec, i);
 
 		dead[i] = (struct dm_dead_incarnation){ rec->dead[k].name, rec->dead[k].incarnation };
 	}
-	e->record.dead_changed = false;
+	rec->dead_changed = false;
 	fx.u.record = (struct dm_member_record){
 		.label = rec->label,
 		.names = names,
@@ -513,7 +520,7 @@ dm_record_note_dead(struct dm_engine *e, const char *name, uint64_t incarnation)
 	if (incarnation == 0)
 		return;
 	for (i = 0; i < rec->n_dead; i++) {
-		size_t k = (rec->dead_next + DM_NODES_MAX - rec->n_dead + i) % DM_NODES_MAX;
+		size_t k = dead_slot(rec, i);
 
 		if (strcmp(rec->dead[k].name, name) == 0) {
 			if (rec->dead[k].incarnation == incarnation)
