@@ -5,7 +5,8 @@
 # runs only the chunks progress.log does not show finished and still totals
 # the whole campaign; a campaign directory is not started over; a resume
 # with other arguments is refused, and one with another binary unless it
-# runs the campaign's fingerprinted seeds identically.
+# runs the campaign's fingerprinted seeds identically; SIGTERM stops the
+# dmlock-sim processes with tools/sim.
 set -u
 src="${top_srcdir:-.}"
 sim_bin="${top_builddir:-.}/tests/sim/dmlock-sim"
@@ -86,4 +87,22 @@ cat "$work/out"
 [ "$rc" -eq 1 ] || fail "a broken engine's campaign exited $rc, not 1"
 grep -Eq '^tools/sim: 20 runs, [1-9][0-9]* violations' "$work/out" || fail "no violations counted"
 grep -q '^DMSIM_SEED=[0-9]* nodes=3 VIOLATION mutual-exclusion' "$work/out" || fail "failing seeds not named"
+
+# 7. Stopping tools/sim with SIGTERM stops the dmlock-sim it runs: a
+# wrapper reports the process's PID through a FIFO (no polling), and once
+# tools/sim has exited that process must be gone.
+mkfifo "$work/started"
+printf '#!/bin/sh\necho $$ >"%s"\nexec "%s" "$@"\n' "$work/started" "$sim_bin" >"$work/reporting-sim"
+chmod +x "$work/reporting-sim"
+DMLOCK_SIM="$work/reporting-sim" "$tool" --seeds 1..1000000 --chunk 1000000 --jobs 1 \
+    --out "$work/stopped" --nodes 3 >"$work/out" 2>&1 &
+tool_pid=$!
+read -r sim_pid <"$work/started"
+[ -n "$sim_pid" ] && kill -0 "$sim_pid" 2>/dev/null || fail "no dmlock-sim started"
+kill -TERM "$tool_pid"
+wait "$tool_pid"
+if kill -0 "$sim_pid" 2>/dev/null; then
+	kill "$sim_pid"
+	fail "dmlock-sim $sim_pid outlived tools/sim stopped with SIGTERM"
+fi
 echo "PASS"
