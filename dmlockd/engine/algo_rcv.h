@@ -64,7 +64,8 @@ struct rcv_table {
 	uint64_t	 row_ts[RCV_NODES_MAX];	/* NSIT[j].TS; 0: row unknown */
 	uint16_t	 row_len[RCV_NODES_MAX];
 	uint8_t		 nonl[RCV_NODES_MAX];	/* NONL: ordered nodes, first = next in CS */
-	uint8_t		 rows[RCV_NODES_MAX][RCV_NODES_MAX];	/* NSIT[j].MNL */
+	/* Last: rcv_table_init() clears every field before it. */
+	uint8_t		 rows[RCV_NODES_MAX][RCV_NODES_MAX];	/* NSIT[j].MNL; row r's entries past row_len[r] are garbage */
 };
 
 void	 rcv_table_init(struct rcv_table *t, uint16_t n);
