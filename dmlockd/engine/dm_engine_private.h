@@ -236,6 +236,7 @@ struct dm_engine {
 	struct dm_node	 nodes[DM_NODES_MAX];
 	size_t		 n_nodes;
 	size_t		 slot_limit;	/* above every slot ever used: scans stop here */
+	uint64_t	 roster_digest;	/* dm_roster_digest(), kept by roster_add() and the erases */
 	dm_slot_t	 self;
 	uint64_t	 epoch;
 	uint64_t	 join_epoch;	/* epoch when we (re)joined: older removals are stale */

@@ -8,6 +8,15 @@
 
 #include "dm_engine_private.h"
 
+/* A listed name's share of dm_roster_digest(): its hash and length, mixed.
+ * The digest is the sum of the shares, kept as slots are taken and freed
+ * (it is read at every step: dm_record_roster()). */
+static uint64_t
+name_share(const struct dm_node *n)
+{
+	return dm_mix64((uint64_t)n->name_hash << 8 | n->name_len);
+}
+
 static int
 roster_add(struct dm_engine *e, const char *name, const char *address, uint64_t incarnation,
     dm_slot_t *ret)
@@ -34,6 +43,7 @@ roster_add(struct dm_engine *e, const char *name, const char *address, uint64_t 
 	n->name_len = (uint8_t)nlen;
 	n->name_hash = dm_hash_bytes(name, nlen);
 	memcpy(n->name, name, nlen + 1);
+	e->roster_digest += name_share(n);
 	if (alen > 0)
 		memcpy(n->address, address, alen + 1);
 	n->incarnation = incarnation;
@@ -89,6 +99,7 @@ dm_roster_erase(struct dm_engine *e, dm_slot_t slot)
 	/* Out of the roster first, so that N is already smaller when the
 	 * algorithms re-evaluate (a grant may follow at once). */
 	gone = e->nodes[slot];
+	e->roster_digest -= name_share(&gone);
 	memset(&e->nodes[slot], 0, sizeof(e->nodes[slot]));
 	e->n_nodes--;
 	if (dm_bit_get(e->seq_waiting, slot)) {
@@ -208,6 +219,7 @@ dm_roster_erase_quiet(struct dm_engine *e, dm_slot_t slot)
 {
 	if (slot >= DM_NODES_MAX || !e->nodes[slot].used || slot == e->self)
 		return;
+	e->roster_digest -= name_share(&e->nodes[slot]);
 	memset(&e->nodes[slot], 0, sizeof(e->nodes[slot]));
 	e->n_nodes--;
 }
@@ -306,15 +318,7 @@ dm_roster_start(struct dm_engine *e)
 uint64_t
 dm_roster_digest(const struct dm_engine *e)
 {
-	uint64_t sum = 0;
-
-	for (size_t i = 0; i < e->slot_limit; i++) {
-		if (!e->nodes[i].used)
-			continue;
-		/* the name's hash and length, mixed */
-		sum += dm_mix64((uint64_t)e->nodes[i].name_hash << 8 | e->nodes[i].name_len);
-	}
-	return sum;
+	return e->roster_digest;	/* (the sum of name_share() over the listed) */
 }
 
 bool

@@ -6,6 +6,7 @@
  */
 #define H_FILE_CLUSTER	/* engine_harness.h: one cluster C, teardown(), short names on C */
 #include "engine_harness.h"
+#include "dm_engine_private.h"	/* dm_roster_digest */
 
 /* Three members under the majority policy with node2 down: node0's request
  * for lock (handle 1) is granted within 10 s (node2 voted out). */
@@ -80,6 +81,29 @@ START_TEST(test_graceful_leave)
 	h_acquire(&C, 2, 3, "y", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
 	ck_assert_int_eq(h_find(&C, DM_FX_DENY, 3)->error, -EAGAIN);
 	ck_assert_int_eq(h_step(&C, 2, &leave), -EALREADY);
+}
+END_TEST
+
+/* The roster digest (the record's and the lease's "same roster?") is kept
+ * as slots are taken and freed: after node2 leaves, node0 and node1 hold
+ * the digest of a cluster formed of node0 and node1 alone. */
+START_TEST(test_roster_digest_follows_a_leave)
+{
+	struct dm_event leave = { .type = DM_EV_LEAVE };
+	struct h_cluster two;
+	uint64_t three;
+
+	h_init(&C, 3, DM_FAILURE_PAPER, 0);
+	three = dm_roster_digest(C.e[0]);
+	ck_assert_uint_eq(dm_roster_digest(C.e[2]), three);
+	ck_assert_int_eq(h_step(&C, 2, &leave), 0);
+	h_pump(&C);
+	ck_assert_uint_eq(h_roster(&C, 0), 2);
+	ck_assert_uint_ne(dm_roster_digest(C.e[0]), three);
+	ck_assert_uint_eq(dm_roster_digest(C.e[1]), dm_roster_digest(C.e[0]));
+	h_init(&two, 2, DM_FAILURE_PAPER, 0);
+	ck_assert_uint_eq(dm_roster_digest(two.e[0]), dm_roster_digest(C.e[0]));
+	h_fini(&two);
 }
 END_TEST
 
@@ -614,6 +638,7 @@ roster_suite(void)
 	tcase_add_checked_fixture(tc, NULL, teardown);
 	tcase_add_loop_test(tc, test_join_through_sponsor, 0, 2);
 	tcase_add_test(tc, test_graceful_leave);
+	tcase_add_test(tc, test_roster_digest_follows_a_leave);
 	tcase_add_test(tc, test_failure_paper);
 	tcase_add_test(tc, test_long_critical_section_probe);
 	tcase_add_test(tc, test_probe_bare_reply_breakage);
