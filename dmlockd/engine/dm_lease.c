@@ -571,10 +571,10 @@ lease_acked(struct dm_engine *e, dm_slot_t from, uint64_t serial, const struct d
 		return;
 	dm_bit_set(hb->acked, from, true);
 	hb->acks++;
-	if (!lease_round_majority(e, hb))
-		return;
 	until = hb->sent_at + e->lease_ms;
 	if (until <= e->lease_until && hb->epoch <= e->lease_epoch)
+		return;		/* (this round has nothing to add: no need to count) */
+	if (!lease_round_majority(e, hb))
 		return;
 	if (hb->epoch > e->lease_epoch)
 		e->lease_epoch = hb->epoch;
