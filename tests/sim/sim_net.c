@@ -1,5 +1,6 @@
 /*
- * sim_net.c: FIFO message queues of the simulated links.
+ * sim_net.c: FIFO message queues of the simulated links, and the spare
+ * buffers of delivered messages.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -14,14 +15,21 @@ sim_net_init(struct sim_net *net, unsigned n)
 	if (!net->links)
 		return -ENOMEM;
 	net->n = n;
+	net->spare = NULL;
 	return 0;
 }
 
 void
 sim_net_fini(struct sim_net *net)
 {
+	struct sim_msg *m;
+
 	for (size_t i = 0; i < (size_t)net->n * net->n; i++)
-		sim_net_flush(&net->links[i]);
+		sim_net_flush(net, &net->links[i]);
+	while ((m = net->spare) != NULL) {
+		net->spare = m->next;
+		free(m);
+	}
 	free(net->links);
 	net->links = NULL;
 	net->n = 0;
@@ -33,11 +41,39 @@ sim_net_link(struct sim_net *net, unsigned from, unsigned to)
 	return &net->links[(size_t)from * net->n + to];
 }
 
-int
-sim_net_enqueue(struct sim_link *link, sim_time_t at, const uint8_t *bytes,
-    size_t len, sim_time_t *ret_at)
+/* A buffer for len bytes: a spare one if it is short enough. */
+static struct sim_msg *
+msg_new(struct sim_net *net, size_t len)
 {
-	struct sim_msg *m = malloc(sizeof(*m) + len);
+	size_t cap = len <= SIM_MSG_POOLED ? SIM_MSG_POOLED : len;
+	struct sim_msg *m = net->spare;
+
+	if (cap == SIM_MSG_POOLED && m != NULL) {
+		net->spare = m->next;
+		return m;
+	}
+	m = malloc(sizeof(*m) + cap);
+	if (m)
+		m->cap = cap;
+	return m;
+}
+
+void
+sim_net_release(struct sim_net *net, struct sim_msg *m)
+{
+	if (m->cap == SIM_MSG_POOLED) {
+		m->next = net->spare;
+		net->spare = m;
+	} else {
+		free(m);
+	}
+}
+
+int
+sim_net_enqueue(struct sim_net *net, struct sim_link *link, sim_time_t at,
+    const uint8_t *bytes, size_t len, sim_time_t *ret_at)
+{
+	struct sim_msg *m = msg_new(net, len);
 
 	if (!m)
 		return -ENOMEM;
@@ -73,12 +109,12 @@ sim_net_pop(struct sim_link *link)
 }
 
 void
-sim_net_flush(struct sim_link *link)
+sim_net_flush(struct sim_net *net, struct sim_link *link)
 {
 	struct sim_msg *m;
 
 	while ((m = sim_net_pop(link)))
-		free(m);
+		sim_net_release(net, m);
 	link->last_at = 0;
 	link->epoch++;
 }

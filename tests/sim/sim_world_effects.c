@@ -103,7 +103,7 @@ fx_send(struct sim_world *w, int n, const struct dm_effect *fx)
 	if (to < 0 || !w->nodes[to].exists)
 		return;		/* nobody listens there: the transport drops it */
 	l = sim_net_link(&w->net, (unsigned)n, (unsigned)to);
-	if (sim_net_enqueue(l, w->now + sw_msg_delay(w), w->buf, len, &at) < 0) {
+	if (sim_net_enqueue(&w->net, l, w->now + sw_msg_delay(w), w->buf, len, &at) < 0) {
 		w->fatal = -ENOMEM;
 		return;
 	}

@@ -51,10 +51,10 @@ sw_handle(struct sim_world *w, const struct sim_event *sev)
 		if (r < 0) {
 			sw_fail(w, SIM_V_PROTOCOL, "%s: dm_wire_decode of a message encoded by"
 			    " dm_wire_encode failed: %d", nd->name, r);
-			free(m);
+			sim_net_release(&w->net, m);
 			return;
 		}
-		free(m);
+		sim_net_release(&w->net, m);
 		TRACE(w, "%s < %s %s lock=%s seq=%" PRIu64 " tok=%#" PRIx64 " ep=%" PRIu64
 		    " node=%s inc=%#" PRIx64 " serial=%" PRIu64 " arg=%" PRIu64 "%s", nd->name,
 		    w->nodes[from].name, sw_kind_name(w->msg.kind),

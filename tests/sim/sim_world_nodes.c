@@ -225,8 +225,8 @@ sw_node_gone(struct sim_world *w, int n, const char *why)
 	timer_drop(w, nd);
 	sim_check_forget_node(&w->ck, w->now, n);
 	for (unsigned i = 0; i < w->n_slots; i++) {
-		sim_net_flush(sim_net_link(&w->net, (unsigned)n, i));
-		sim_net_flush(sim_net_link(&w->net, i, (unsigned)n));
+		sim_net_flush(&w->net, sim_net_link(&w->net, (unsigned)n, i));
+		sim_net_flush(&w->net, sim_net_link(&w->net, i, (unsigned)n));
 		/* The kernel closes the sockets: peers see the link drop. */
 		if ((int)i != n && !sw_link_cut(w, (int)i, n))
 			sw_link_notify(w, (int)i, n, false);
