@@ -7,7 +7,8 @@
 # shows a chunk unfinished is resumed from that state, only that chunk
 # running; the reports of a failing campaign are kept in violations.txt;
 # --list totals each campaign; --breadth takes every campaign to a number of
-# seeds before it runs any to its end.
+# seeds before it runs any to its end; an edit of the queue file while it
+# runs changes nothing.
 set -u
 src="${top_srcdir:-.}"
 sim_bin="${top_builddir:-.}/tests/sim/dmlock-sim"
@@ -88,7 +89,38 @@ for n in d e; do
 done
 camps="$scratch/campaigns"
 
-# 5. Misuse: no binary.
+# 5. The queue file edited in place while a campaign runs (comment lines
+# added at its top, as a session does to note an engine) does not upset
+# the campaigns after it: a wrapper of dmlock-sim makes the edit once.
+camps="$scratch/edited"
+mkdir -p "$camps"
+cat >"$camps/QUEUE" <<'EOF'
+f | 1..10 | --nodes 3 --rotate-faults --chunk 10
+g | 101..110 | --nodes 2 --rotate-faults --chunk 10
+EOF
+cat >"$scratch/editing-sim" <<EOF
+#!/bin/sh
+if [ ! -e "$scratch/edited.mark" ]; then
+	: >"$scratch/edited.mark"
+	{ printf '# a note added while the queue runs,\n# two lines long\n'; cat "$camps/QUEUE"; } >"$scratch/q"
+	cat "$scratch/q" >"$camps/QUEUE"
+fi
+exec "$sim_bin" "\$@"
+EOF
+chmod +x "$scratch/editing-sim"
+rm -rf "$scratch/work"
+DMLOCK_SIM="$scratch/editing-sim" DMLOCK_CAMPAIGNS="$camps" "$tool" --work "$scratch/work" \
+    --sync 1 --jobs 1 >"$scratch/out" 2>&1
+rc=$?
+cat "$scratch/out"
+[ -e "$scratch/edited.mark" ] || fail "the wrapper never edited the queue"
+[ "$rc" -eq 0 ] || fail "a queue edited while it ran exited $rc"
+for n in f g; do
+	[ "$(grep -c ' runs, ' "$camps/$n/progress.log" 2>/dev/null)" = 1 ] || fail "$n did not run after the edit"
+done
+camps="$scratch/campaigns"
+
+# 6. Misuse: no binary.
 DMLOCK_SIM="$scratch/none" DMLOCK_CAMPAIGNS="$camps" "$tool" >"$scratch/out" 2>&1
 rc=$?
 [ "$rc" -eq 2 ] || fail "a missing binary exited $rc, not 2"
