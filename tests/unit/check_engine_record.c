@@ -12,6 +12,18 @@
 #include "engine_harness.h"
 #include "dm_engine_private.h"	/* the epoch, label, membership and incarnation */
 
+/* node0 tells node1 that node2's incarnation 1 was removed, at roster
+ * label epoch (a NODE_FAILED, delivered at once). */
+static void
+node0_tells_node1_node2_failed(uint64_t epoch)
+{
+	struct dm_msg m;
+
+	h_subject_msg(&m, DM_MSG_NODE_FAILED, "node2", 1);
+	m.epoch = epoch;
+	inject(0, 1, &m);
+}
+
 /* Deliver node from's SUSPECT (serial, ballot) about subject's incarnation
  * inc to node to, sent with from's roster at label; mode 1: the subject
  * restarted too (a restarted process votes on another's old slot only
@@ -101,10 +113,7 @@ START_TEST(test_members_store_the_roster_they_apply)
 		ck_assert_uint_eq(C.record[i].n_names, 3);
 		ck_assert_uint_eq(C.record[i].label, 0);
 	}
-	struct dm_msg m;
-	h_subject_msg(&m, DM_MSG_NODE_FAILED, "node2", 1);
-	m.epoch = 3;
-	inject(0, 1, &m);
+	node0_tells_node1_node2_failed(3);
 	ck_assert_uint_eq(h_roster(&C, 1), 2);
 	ck_assert_uint_eq(C.record[1].label, 3);
 	ck_assert_uint_eq(C.record[1].n_names, 2);
@@ -184,12 +193,8 @@ END_TEST
 static void
 node1_records_node2_removed(void)
 {
-	struct dm_msg m;
-
 	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
-	h_subject_msg(&m, DM_MSG_NODE_FAILED, "node2", 1);
-	m.epoch = 3;
-	inject(0, 1, &m);
+	node0_tells_node1_node2_failed(3);
 	ck_assert_uint_eq(C.record[1].label, 3);
 }
 
@@ -538,16 +543,12 @@ END_TEST
 START_TEST(test_self_vote_promise_ends_with_a_newer_roster)
 {
 	/* A roster applied as a member above the promised label covers it. */
-	struct dm_msg m;
-
 	ck_assert_uint_eq(self_voter_restarted_asked_by_node0(true, false), 0);
 	ck_assert_str_eq(C.record[1].promise_prober, "node2");
 	C.cut[1] = false;
 	h_pump(&C);
 	h_await_ready(&C, 1, 400);			/* joined through node0 */
-	h_subject_msg(&m, DM_MSG_NODE_FAILED, "node2", 1);
-	m.epoch = 9;
-	inject(0, 1, &m);
+	node0_tells_node1_node2_failed(9);
 	ck_assert_uint_eq(C.record[1].label, 9);
 	ck_assert_str_eq(C.record[1].promise_prober, "");
 }
@@ -566,9 +567,7 @@ restarted_asked_by_node2_at_label_20(uint64_t sender_incarnation, bool dead_on_d
 	struct dm_msg m;
 
 	h_init_acquainted(&C, 3);
-	h_subject_msg(&m, DM_MSG_NODE_FAILED, "node2", 1);
-	m.epoch = 3;
-	inject(0, 1, &m);
+	node0_tells_node1_node2_failed(3);
 	ck_assert_uint_eq(C.record[1].label, 3);
 	ck_assert_uint_eq(C.record[1].n_dead, 1);
 	ck_assert_str_eq(C.record[1].dead[0].name, "node2");
@@ -624,12 +623,8 @@ END_TEST
 static int
 joiner_helps_dead_node2_at_label_3(void)
 {
-	struct dm_msg m;
-
 	h_init_acquainted(&C, 3);
-	h_subject_msg(&m, DM_MSG_NODE_FAILED, "node2", 1);
-	m.epoch = 3;
-	inject(0, 1, &m);
+	node0_tells_node1_node2_failed(3);
 	ck_assert_uint_eq(C.record[1].n_dead, 1);
 	C.down[1] = true;
 	h_join_from(&C, 1, 0, DM_FAILURE_MAJORITY, 2, true);
