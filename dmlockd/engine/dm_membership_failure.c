@@ -226,7 +226,7 @@ dm_membership_on_node_failed(struct dm_engine *e, dm_slot_t from, const char *pe
 	    e->nodes[from].joined_vote_subject == s;
 	if (joined)
 		e->nodes[from].joined_vote_subject = DM_SLOT_NONE;
-	if (s != DM_SLOT_NONE && from == DM_SLOT_NONE && e->membership == DM_MEMBER_JOINING &&
+	if (s != DM_SLOT_NONE && from == DM_SLOT_NONE && roster_provisional(e) &&
 	    e->nodes[s].via_add && m->incarnation == e->nodes[s].incarnation) {
 		/* A NODE_ADD we took while joining was cancelled (its sponsor
 		 * gave up) or the node failed since. */

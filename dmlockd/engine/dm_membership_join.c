@@ -113,7 +113,7 @@ dm_membership_join_start(struct dm_engine *e)
 static bool
 joiner_entry_superseded(const struct dm_engine *e, dm_slot_t old, const struct dm_msg *m)
 {
-	return e->membership == DM_MEMBER_JOINING && e->nodes[old].via_add &&
+	return roster_provisional(e) && e->nodes[old].via_add &&
 	    !e->nodes[old].from_snapshot && m->epoch > e->nodes[old].via_add_epoch;
 }
 
@@ -176,7 +176,7 @@ dm_membership_on_node_add(struct dm_engine *e, dm_slot_t from, const char *peer,
 				e->nodes[added].added_twice = true;
 			e->nodes[added].added_by = from;
 			e->nodes[added].added_serial = m->serial;
-			if (r == 0 && e->membership == DM_MEMBER_JOINING) {
+			if (r == 0 && roster_provisional(e)) {
 				e->nodes[added].via_add = true;	/* newer than the snapshot */
 				e->nodes[added].via_add_epoch = m->epoch;
 			}

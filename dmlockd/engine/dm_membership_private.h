@@ -111,6 +111,17 @@ silent_long_enough(const struct dm_engine *e, dm_slot_t slot)
 	    e->now >= e->nodes[slot].last_heard + fail_silence(e);
 }
 
+/* Is our roster provisional: we are no member, waiting to (re)join?  A
+ * NODE_ADD taken then (via_add) may be superseded by a newer one or
+ * cancelled; a snapshot or the members' word settles it.  RESTARTING
+ * counts: a node told to rejoin still takes NODE_ADDs while it waits, and
+ * such an entry outlived its incarnation (hierarchical 830035/4). */
+static inline bool
+roster_provisional(const struct dm_engine *e)
+{
+	return e->membership == DM_MEMBER_JOINING || e->membership == DM_MEMBER_RESTARTING;
+}
+
 /* dm_membership_join.c: the joining node's side of insertion, and every
  * node's answer to NODE_ADD and SEQ_QUERY. */
 void	 dm_membership_ready(struct dm_engine *e);

@@ -147,6 +147,16 @@ static const struct {
 	 * cluster with n1 and n5 beside n0's.  Fixed by the self-vote promise
 	 * (dm_record_self_vote()). */
 	{ 19161, 6, SIM_F_ALL | SIM_F_STALE, "invitation", 5, REPLAY_SAFETY_ONLY },
+	/* Crashes, static restarts, groups of 5 (ca245ed's quarter, session
+	 * 31): n3, told to rejoin, took a NODE_ADD of n2's incarnation 4
+	 * while it waited out the restart interval, and later dropped the
+	 * NODE_ADD of n2's next incarnation as not newer than a joiner's
+	 * entry; as a member it removed the dead entry at a roster label the
+	 * others never took, and counted none of their lease acks again: its
+	 * grant never reached its client, and the lock's queue waited behind
+	 * it.  Fixed by taking such an entry as provisional
+	 * (roster_provisional()). */
+	{ 830035, 4, SIM_F_CRASH, "invitation", 5, REPLAY_STATIC },
 };
 
 START_TEST(replay)

@@ -260,6 +260,13 @@ static const struct {
 	 * processes, which then voted their old incarnations out of its
 	 * roster; it granted below n4's token.  The same fix. */
 	{ "raymond", 2469, 6, SIM_F_STALE, "bully", false, true },
+	/* Crashes, static restarts (ca245ed's million, session 31): n14,
+	 * waiting to rejoin, took a NODE_ADD of n6's second incarnation and
+	 * later dropped the NODE_ADD of its third; as a member it tried for
+	 * 12 s to remove that dead entry and never won a majority, while the
+	 * invitation election started again every 168 ms.  The fix of
+	 * hierarchical 830035/4 (roster_provisional()). */
+	{ "raymond", 904591, 16, SIM_F_CRASH, "invitation", true, false },
 };
 
 START_TEST(own_replay)

@@ -1490,6 +1490,54 @@ START_TEST(test_joiner_takes_newer_epoch_node_add)
 }
 END_TEST
 
+START_TEST(test_node_add_taken_while_restarting_is_provisional)
+{
+	/* Hierarchical 830035/4 and Raymond 904591/16 (crashes, static
+	 * restarts, invitation): n3, told to rejoin, took a NODE_ADD of n2's
+	 * incarnation 4 while it waited out the restart interval; n2 then
+	 * restarted and was added again (incarnation 6, a higher epoch), but
+	 * that NODE_ADD reached n3 while it joined, from a sender it did not
+	 * list, and was acknowledged without being applied.  n3 became a
+	 * member listing the dead incarnation, removed it at a roster label
+	 * the others (listing the live one) never took, and counted no lease
+	 * ack of theirs again: its grant never reached its client.  An entry
+	 * taken while waiting to rejoin is as provisional as one taken while
+	 * joining. */
+	struct dm_msg m;
+
+	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
+	memset(&m, 0, sizeof(m));
+	m.kind = DM_MSG_REJOIN;				/* node0: rejoin */
+	m.incarnation = 1;
+	m.epoch = 1;
+	inject(0, 1, &m);
+	ck_assert_int_eq(C.e[1]->membership, DM_MEMBER_RESTARTING);
+	ck_assert_uint_eq(h_roster(&C, 1), 1);		/* itself alone */
+	h_subject_msg(&m, DM_MSG_NODE_ADD, "node3", 4);
+	m.serial = 1;
+	m.epoch = 2;
+	inject(0, 1, &m);				/* not listed by node1 */
+	ck_assert_uint_eq(listed_incarnation(1, "node3"), 4);
+	C.cut[1] = true;				/* its JOINs stay queued */
+	h_advance(&C, C.now + 10001);			/* the restart interval */
+	ck_assert_int_eq(C.e[1]->membership, DM_MEMBER_JOINING);
+	C.cut[1] = false;
+	h_subject_msg(&m, DM_MSG_NODE_ADD, "node3", 6);
+	m.serial = 1;
+	m.epoch = 9;
+	inject(2, 1, &m);				/* not listed either */
+	ck_assert_msg(listed_incarnation(1, "node3") == 6,
+	    "the joiner lists node3's incarnation %llu, not the newer epoch's 6",
+	    (unsigned long long)listed_incarnation(1, "node3"));
+	ck_assert_ptr_nonnull(queued(1, 2, DM_MSG_NODE_ADD_ACK));
+	h_subject_msg(&m, DM_MSG_NODE_ADD, "node3", 4);	/* the dead one's, late */
+	m.serial = 2;
+	m.epoch = 2;
+	inject(0, 1, &m);
+	ck_assert_uint_eq(listed_incarnation(1, "node3"), 6);
+}
+END_TEST
+
 START_TEST(test_node_add_after_leave_not_applied)
 {
 	/* Naimi-Trehel 126138/11 (leaves, invitation): node1 took node3's
@@ -1985,6 +2033,7 @@ membership_suite(void)
 	tcase_add_test(tc, test_node_add_after_leave_not_applied);
 	tcase_add_test(tc, test_syncing_node_suspects_a_silent_member);
 	tcase_add_test(tc, test_joiner_takes_newer_epoch_node_add);
+	tcase_add_test(tc, test_node_add_taken_while_restarting_is_provisional);
 	tcase_add_test(tc, test_roster_is_one_sponsors_snapshot);
 	tcase_add_test(tc, test_candidate_snapshot_finishes_after_moving_on);
 	tcase_add_test(tc, test_removed_incarnation_restarts_to_join);
