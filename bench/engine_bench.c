@@ -5,7 +5,7 @@
  * contended workload, then the heap bytes per active lock (a lock held by
  * one local client while every other node has a request deferred on it).
  *
- *   bench/engine_bench [nodes] [entries] [active-locks] [paper|majority]
+ *   bench/engine_bench [nodes] [entries] [active-locks] [paper|majority] [algorithm]
  *
  * The failure policy defaults to paper (no leases: the algorithm alone);
  * majority, the daemon's default, adds the lease: a round per request,
@@ -54,8 +54,10 @@ emit(void *ctx, const struct dm_effect *fx)
 		struct packet *p = &B.q[B.tail++ % BENCH_QUEUE];
 		p->from = B.stepping;
 		p->to = node_index(fx->u.send.peer);
-		/* Copy only the used part of the message. */
+		/* Copy only the used part of the message (the header, and the
+		 * payload some algorithms send: rcv's SI, a token's queue). */
 		memcpy(&p->msg, fx->u.send.msg, offsetof(struct dm_msg, payload));
+		memcpy(p->msg.payload, fx->u.send.msg->payload, fx->u.send.msg->payload_len);
 	} else if (fx->type == DM_FX_GRANT) {
 		B.grants++;
 	}
@@ -68,7 +70,7 @@ step(int node, struct dm_event *ev)
 	B.stepping = node;
 	B.steps++;
 	if (dm_engine_step(B.e[node], ev, emit, NULL) < 0) {
-		fprintf(stderr, "step failed\n");
+		fprintf(stderr, "step failed: node %d event %d\n", node, ev->type);
 		exit(1);
 	}
 }
@@ -116,6 +118,7 @@ main(int argc, char **argv)
 	long entries = argc > 2 ? atol(argv[2]) : 200000;
 	long active = argc > 3 ? atol(argv[3]) : 20000;
 	const char *policy = argc > 4 ? argv[4] : "paper";
+	const char *algorithm = argc > 5 ? argv[5] : "ricart-agrawala";
 	struct dm_peer_spec peers[BENCH_NODES_MAX];
 	char lock[32];
 	double t0, t1;
@@ -135,7 +138,7 @@ main(int argc, char **argv)
 	}
 	for (int i = 0; i < n; i++) {
 		struct dm_engine_config cfg = { .self = B.names[i], .cluster = "bench",
-		    .algorithm = "ricart-agrawala", .failure_policy = majority ? DM_FAILURE_MAJORITY : DM_FAILURE_PAPER,
+		    .algorithm = algorithm, .failure_policy = majority ? DM_FAILURE_MAJORITY : DM_FAILURE_PAPER,
 		    .incarnation = 1, .peers = peers, .n_peers = (size_t)n };
 		if (dm_engine_new(&cfg, &B.e[i]) != 0)
 			return 1;
@@ -160,8 +163,8 @@ main(int argc, char **argv)
 		B.now++;
 	}
 	t1 = seconds();
-	printf("engine_bench: nodes=%d policy=%s entries=%ld grants=%lu events=%lu time=%.3fs "
-	    "events/s=%.0f entries/s=%.0f\n", n, policy, entries, (unsigned long)B.grants,
+	printf("engine_bench: nodes=%d algorithm=%s policy=%s entries=%ld grants=%lu events=%lu "
+	    "time=%.3fs events/s=%.0f entries/s=%.0f\n", n, algorithm, policy, entries, (unsigned long)B.grants,
 	    (unsigned long)B.steps, t1 - t0, (double)B.steps / (t1 - t0),
 	    (double)B.grants / (t1 - t0));
 

@@ -78,6 +78,7 @@ struct rcv_node {
 	dm_slot_t	 slot_of[RCV_NODES_MAX];	/* rank -> local slot */
 	uint16_t	 rank_of[DM_NODES_MAX];		/* local slot -> rank */
 	struct rcv_table scratch;	/* the SI of the message being handled */
+	struct rcv_table_space scratch_space;
 };
 
 struct rcv_lock {
@@ -93,7 +94,7 @@ struct rcv_lock {
 	uint8_t		 timer_phase;
 	uint8_t		 rounds;	/* probe rounds that found us ordered */
 	uint8_t		 answered[DM_NODES_MAX / 8];
-	struct rcv_table t;
+	struct rcv_table t;		/* sized for its generation (rcv_lock_sync()) */
 	struct rcv_rl	 rl;		/* the engine's locks only (algo_rcv_roster.c) */
 };
 
@@ -482,7 +483,10 @@ rcv_issue(struct dm_engine *e, struct dm_lock *l, struct rcv_lock *s)
 	rcv_send_own_rm(e, l, s);
 }
 
-/* Bring l's SI into the node's current generation. */
+/* Bring l's SI into the node's current generation.  NULL: no memory for
+ * the generation's SI; l stays in its old generation, as if the messages
+ * of the new one had not come yet (callers drop what they were doing and
+ * the peers' probes come back). */
 static struct rcv_lock *
 rcv_lock_sync(struct dm_engine *e, struct dm_lock *l)
 {
@@ -492,6 +496,11 @@ rcv_lock_sync(struct dm_engine *e, struct dm_lock *l)
 
 	if (s->gen == n->gen)
 		return s;
+	if (rcv_table_reserve(&s->t, n->n) < 0) {
+		dm_log(e, DM_LOG_ERR, "rcv: out of memory for a lock's system information", l,
+		    DM_SLOT_NONE);
+		return NULL;
+	}
 	pending = s->requesting && !s->ghost && !s->in_cs;
 	if (s->requesting && s->ghost) {
 		s->requesting = false;	/* a withdrawn request is simply dropped */
@@ -530,6 +539,8 @@ rcv_request(struct dm_engine *e, struct dm_lock *l, enum dm_mode mode, bool try_
 		return 0;
 	}
 	s = rcv_lock_sync(e, l);
+	if (s == NULL)
+		return -ENOMEM;
 	if (s->in_cs || (s->requesting && !s->ghost))
 		return 0;
 	if (s->requesting && s->ghost) {
@@ -557,7 +568,8 @@ rcv_withdraw(struct dm_engine *e, struct dm_lock *l)
 		return;
 	}
 	s = rcv_lock_sync(e, l);
-
+	if (s == NULL)
+		s = dm_lock_state(l);	/* (dropped when it syncs) */
 	if (s->requesting && !s->in_cs)
 		s->ghost = true;
 }
@@ -573,7 +585,16 @@ rcv_release(struct dm_engine *e, struct dm_lock *l)
 		return;
 	}
 	s = rcv_lock_sync(e, l);
-
+	if (s == NULL) {
+		/* Out before the new generation begins: it starts without us. */
+		s = dm_lock_state(l);
+		s->in_cs = false;
+		s->requesting = false;
+		s->ghost = false;
+		s->timer_phase = RCV_TIMER_NONE;
+		dm_lock_timer_stop(e, l);
+		return;
+	}
 	if (s->in_cs)
 		rcv_finish(e, l, s);
 }
@@ -759,6 +780,8 @@ rcv_receive(struct dm_engine *e, struct dm_lock *l, dm_slot_t from, const struct
 		}
 	}
 	s = rcv_lock_sync(e, l);
+	if (s == NULL)
+		return -ENOMEM;
 	from_rank = n->rank_of[from];
 	if (from_rank == RCV_RANK_NONE)
 		return 0;
@@ -826,7 +849,10 @@ rcv_timer(struct dm_engine *e, struct dm_lock *l)
 		rcv_rl_timer(e, l, &s->rl);
 		return;
 	}
-	rcv_lock_sync(e, l);
+	if (rcv_lock_sync(e, l) == NULL) {
+		dm_lock_timer_arm(e, l, dm_now(e) + dm_request_timeout(e));	/* try again */
+		return;
+	}
 	if (!s->requesting || s->in_cs || s->gen != gen)
 		return;	/* a new generation issued the request again */
 	if (s->timer_phase != RCV_TIMER_PROBE) {
@@ -898,7 +924,15 @@ rcv_node_init(struct dm_engine *e, void *node_state)
 	 * of an earlier life of ours.  A node joining through a sponsor (a new
 	 * or restarted one) starts a generation of its own instead. */
 	n->joined = dm_roster_size(e) > 1;
+	rcv_table_attach(&n->scratch, &n->scratch_space);
 	return 0;
+}
+
+static void
+rcv_lock_fini(struct dm_engine *e, struct dm_lock *l)
+{
+	(void)e;
+	rcv_table_release(&((struct rcv_lock *)dm_lock_state(l))->t);
 }
 
 static uint64_t
@@ -931,6 +965,7 @@ const struct dm_algorithm dm_algo_rcv = {
 	.receive = rcv_receive,
 	.timer = rcv_timer,
 	.peer_gone = rcv_peer_gone,
+	.lock_fini = rcv_lock_fini,
 	.idle = rcv_idle,
 	.clock_get = rcv_clock_get,
 	.clock_merge = rcv_clock_merge,

@@ -57,17 +57,47 @@ enum rcv_kind {
  */
 struct rcv_table {
 	uint16_t	 n;			/* N: members of the generation */
+	uint16_t	 cap;			/* N the arrays below have room for */
 	bool		 started;		/* some tuple of this generation was ordered */
 	uint16_t	 n_nonl;
-	uint64_t	 latest[RCV_NODES_MAX];	/* latest tuple ts of node j; 0: none known */
-	uint8_t		 flags[RCV_NODES_MAX];	/* RCV_F_* of latest[j] */
-	uint64_t	 row_ts[RCV_NODES_MAX];	/* NSIT[j].TS; 0: row unknown */
-	uint16_t	 row_len[RCV_NODES_MAX];
-	uint8_t		 nonl[RCV_NODES_MAX];	/* NONL: ordered nodes, first = next in CS */
-	/* Last: rcv_table_init() clears every field before it. */
-	uint8_t		 rows[RCV_NODES_MAX][RCV_NODES_MAX];	/* NSIT[j].MNL; row r's entries past row_len[r] are garbage */
+	uint64_t	*latest;		/* [cap] latest tuple ts of node j; 0: none known */
+	uint8_t		*flags;			/* [cap] RCV_F_* of latest[j] */
+	uint64_t	*row_ts;		/* [cap] NSIT[j].TS; 0: row unknown */
+	uint16_t	*row_len;		/* [cap] */
+	uint8_t		*nonl;			/* [cap] NONL: ordered nodes, first = next in CS */
+	uint8_t		*rows;			/* [cap][cap] NSIT[j].MNL (rcv_row()); row r's
+						 * entries past row_len[r] are garbage */
+	void		*block;			/* what rcv_table_reserve() allocated, or NULL */
 };
 
+/* Room for an SI of RCV_NODES_MAX members without an allocation (the
+ * node's one table for the message being handled, and tests). */
+struct rcv_table_space {
+	uint64_t	 latest[RCV_NODES_MAX];
+	uint64_t	 row_ts[RCV_NODES_MAX];
+	uint16_t	 row_len[RCV_NODES_MAX];
+	uint8_t		 flags[RCV_NODES_MAX];
+	uint8_t		 nonl[RCV_NODES_MAX];
+	uint8_t		 rows[RCV_NODES_MAX * RCV_NODES_MAX];
+};
+
+/* Row r of the NSIT (cap entries, row_len[r] of them in use). */
+static inline uint8_t *
+rcv_row(const struct rcv_table *t, uint16_t r)
+{
+	return t->rows + (size_t)r * t->cap;
+}
+
+/* Give t the room of space (cap RCV_NODES_MAX); t owns no allocation. */
+void	 rcv_table_attach(struct rcv_table *t, struct rcv_table_space *space);
+/* Make room for n members (a lock's SI, sized for its generation's N: a
+ * few hundred bytes instead of the 70 KB of RCV_NODES_MAX).  Whatever t
+ * held is lost (rcv_table_init() follows).  0, or -ENOMEM with t as it
+ * was. */
+int	 rcv_table_reserve(struct rcv_table *t, uint16_t n);
+/* Free what rcv_table_reserve() allocated. */
+void	 rcv_table_release(struct rcv_table *t);
+/* An empty SI of n members (n <= t->cap). */
 void	 rcv_table_init(struct rcv_table *t, uint16_t n);
 /* Position of j in NONL or -1. */
 int	 rcv_nonl_find(const struct rcv_table *t, uint16_t j);

@@ -16,18 +16,71 @@
  */
 #include <errno.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "algo_rcv.h"
 
+void
+rcv_table_attach(struct rcv_table *t, struct rcv_table_space *space)
+{
+	memset(t, 0, sizeof(*t));
+	t->cap = RCV_NODES_MAX;
+	t->latest = space->latest;
+	t->flags = space->flags;
+	t->row_ts = space->row_ts;
+	t->row_len = space->row_len;
+	t->nonl = space->nonl;
+	t->rows = space->rows;
+}
+
+int
+rcv_table_reserve(struct rcv_table *t, uint16_t n)
+{
+	/* One block: the 8-byte arrays first, then the 2-byte one, then bytes. */
+	size_t cap = n > 0 ? n : 1;
+	size_t size = cap * (2 * sizeof(uint64_t) + sizeof(uint16_t) + 2) + cap * cap;
+	uint8_t *b;
+
+	if (n <= t->cap && t->latest != NULL)
+		return 0;
+	b = malloc(size);
+	if (b == NULL)
+		return -ENOMEM;
+	free(t->block);
+	t->block = b;
+	t->cap = (uint16_t)cap;
+	t->latest = (uint64_t *)(void *)b;
+	t->row_ts = t->latest + cap;
+	t->row_len = (uint16_t *)(void *)(t->row_ts + cap);
+	t->flags = (uint8_t *)(t->row_len + cap);
+	t->nonl = t->flags + cap;
+	t->rows = t->nonl + cap;
+	t->n = 0;
+	t->n_nonl = 0;
+	return 0;
+}
+
+void
+rcv_table_release(struct rcv_table *t)
+{
+	free(t->block);
+	memset(t, 0, sizeof(*t));
+}
+
 /* Everything but the rows: no entry of row r past row_len[r] is ever read,
- * so the rows (N_max squared bytes, 64 KiB) need no clearing.  This runs
- * for the SI of every message received. */
+ * so the rows need no clearing.  This runs for the SI of every message
+ * received. */
 void
 rcv_table_init(struct rcv_table *t, uint16_t n)
 {
-	memset(t, 0, offsetof(struct rcv_table, rows));
 	t->n = n;
+	t->started = false;
+	t->n_nonl = 0;
+	memset(t->latest, 0, n * sizeof(*t->latest));
+	memset(t->row_ts, 0, n * sizeof(*t->row_ts));
+	memset(t->row_len, 0, n * sizeof(*t->row_len));
+	memset(t->flags, 0, n);
 }
 
 int
@@ -43,7 +96,7 @@ bool
 rcv_row_has(const struct rcv_table *t, uint16_t row, uint16_t j)
 {
 	for (uint16_t i = 0; i < t->row_len[row]; i++)
-		if (t->rows[row][i] == j)
+		if (rcv_row(t, row)[i] == j)
 			return true;
 	return false;
 }
@@ -60,8 +113,8 @@ row_remove(struct rcv_table *t, uint16_t row, uint16_t j)
 	uint16_t w = 0;
 
 	for (uint16_t i = 0; i < t->row_len[row]; i++)
-		if (t->rows[row][i] != j)
-			t->rows[row][w++] = t->rows[row][i];
+		if (rcv_row(t, row)[i] != j)
+			rcv_row(t, row)[w++] = rcv_row(t, row)[i];
 	t->row_len[row] = w;
 }
 
@@ -102,7 +155,7 @@ rcv_register(struct rcv_table *t, uint16_t row, uint16_t j, uint64_t ts)
 	if (row >= t->n || j >= t->n || !rcv_pending(t, j) || rcv_nonl_find(t, j) >= 0 ||
 	    rcv_row_has(t, row, j))
 		return false;
-	t->rows[row][t->row_len[row]++] = (uint8_t)j;
+	rcv_row(t, row)[t->row_len[row]++] = (uint8_t)j;
 	if (ts > t->row_ts[row])
 		t->row_ts[row] = ts;
 	return true;
@@ -120,9 +173,9 @@ rcv_prune(struct rcv_table *t)
 	for (uint16_t r = 0; r < t->n; r++) {
 		w = 0;
 		for (uint16_t i = 0; i < t->row_len[r]; i++) {
-			uint16_t j = t->rows[r][i];
+			uint16_t j = rcv_row(t, r)[i];
 			if (rcv_pending(t, j) && rcv_nonl_find(t, j) < 0)
-				t->rows[r][w++] = (uint8_t)j;
+				rcv_row(t, r)[w++] = (uint8_t)j;
 		}
 		t->row_len[r] = w;
 	}
@@ -175,9 +228,9 @@ rcv_exchange(struct rcv_table *l, const struct rcv_table *m)
 		if (m->row_ts[r] <= l->row_ts[r])
 			continue;
 		for (uint16_t i = 0; i < m->row_len[r]; i++) {
-			uint16_t j = m->rows[r][i];
+			uint16_t j = rcv_row(m, r)[i];
 			if (m->latest[j] == l->latest[j])
-				l->rows[r][w++] = (uint8_t)j;
+				rcv_row(l, r)[w++] = (uint8_t)j;
 		}
 		l->row_len[r] = w;
 		l->row_ts[r] = m->row_ts[r];
@@ -212,8 +265,8 @@ holder_pending(const struct rcv_table *t)
 {
 	for (uint16_t r = 0; r < t->n; r++)
 		for (uint16_t i = 0; i < t->row_len[r]; i++)
-			if (t->flags[t->rows[r][i]] & RCV_F_HOLDER)
-				return t->rows[r][i];
+			if (t->flags[rcv_row(t, r)[i]] & RCV_F_HOLDER)
+				return rcv_row(t, r)[i];
 	return -1;
 }
 
@@ -244,7 +297,7 @@ rcv_order(struct rcv_table *t, uint16_t host)
 		memset(votes, 0, sizeof(votes[0]) * t->n);
 		for (uint16_t r = 0; r < t->n; r++)
 			if (t->row_ts[r] != 0 && t->row_len[r] > 0) {
-				votes[t->rows[r][0]]++;
+				votes[rcv_row(t, r)[0]]++;
 				sum++;
 			}
 		/* Sequence {TP_h}: more tops first, then the smaller id. */
@@ -392,7 +445,7 @@ rcv_table_encode(const struct rcv_table *t, uint16_t prefer_j, uint8_t *buf, siz
 		put_varint(&w, t->row_ts[r]);
 		put_varint(&w, t->row_len[r]);
 		for (uint16_t i = 0; i < t->row_len[r]; i++)
-			put_u8(&w, t->rows[r][i]);
+			put_u8(&w, rcv_row(t, r)[i]);
 	}
 	return w.over ? -EMSGSIZE : (int)w.len;
 }
@@ -438,7 +491,7 @@ rcv_table_decode(struct rcv_table *t, uint16_t n, const uint8_t *buf, size_t len
 	bool seen[RCV_NODES_MAX];
 	uint64_t v;
 
-	if (n == 0 || n > RCV_NODES_MAX || get_varint(&r) != n || r.bad)
+	if (n == 0 || n > t->cap || get_varint(&r) != n || r.bad)
 		return -EPROTO;
 	rcv_table_init(t, n);
 	v = get_u8(&r);
@@ -479,7 +532,7 @@ rcv_table_decode(struct rcv_table *t, uint16_t n, const uint8_t *buf, size_t len
 			if (j >= n || seen[j] || t->latest[j] == 0)
 				return -EPROTO;
 			seen[j] = true;
-			t->rows[row][i] = j;
+			rcv_row(t, row)[i] = j;
 		}
 	}
 	if (r.bad)

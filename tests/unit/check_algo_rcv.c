@@ -14,6 +14,7 @@
 #include "engine_harness.h"
 
 static struct rcv_table ta, tb;
+static struct rcv_table_space ta_space, tb_space;
 
 /* A pending tuple of node j registered in the given rows, in order. */
 static void
@@ -187,8 +188,8 @@ START_TEST(exchange_newer_row_and_longer_nonl_win)
 	ck_assert_int_eq(rcv_exchange(&ta, &tb), 0);
 	ck_assert_uint_eq(ta.row_ts[2], 50);
 	ck_assert_int_eq(ta.row_len[2], 2);
-	ck_assert_int_eq(ta.rows[2][0], 1);
-	ck_assert_int_eq(ta.rows[2][1], 3);
+	ck_assert_int_eq(rcv_row(&ta, 2)[0], 1);
+	ck_assert_int_eq(rcv_row(&ta, 2)[1], 3);
 	ck_assert_uint_eq(ta.latest[3], 7);
 	/* b orders 1; a learns it and drops 1 from its rows. */
 	tb.started = true;
@@ -252,12 +253,12 @@ START_TEST(wire_round_trip_and_checks)
 	ck_assert_int_gt(len, 0);
 	ck_assert_int_eq(rcv_table_decode(&tb, 6, buf, (size_t)len, &used), 0);
 	ck_assert_uint_eq(used, (size_t)len);
-	ck_assert_int_eq(memcmp(tb.latest, ta.latest, sizeof(ta.latest)), 0);
-	ck_assert_int_eq(memcmp(tb.row_ts, ta.row_ts, sizeof(ta.row_ts)), 0);
+	ck_assert_int_eq(memcmp(tb.latest, ta.latest, 6 * sizeof(*ta.latest)), 0);
+	ck_assert_int_eq(memcmp(tb.row_ts, ta.row_ts, 6 * sizeof(*ta.row_ts)), 0);
 	ck_assert_int_eq(tb.n_nonl, 1);
 	ck_assert_int_eq(tb.flags[2], RCV_F_DONE);
 	ck_assert_int_eq(tb.row_len[0], 1);
-	ck_assert_int_eq(tb.rows[0][0], 5);
+	ck_assert_int_eq(rcv_row(&tb, 0)[0], 5);
 	/* Wrong N, truncation and a bad rank are refused. */
 	ck_assert_int_eq(rcv_table_decode(&tb, 5, buf, (size_t)len, &used), -EPROTO);
 	ck_assert_int_eq(rcv_table_decode(&tb, 6, buf, (size_t)len - 1, &used), -EPROTO);
@@ -295,6 +296,61 @@ START_TEST(wire_drops_whole_rows_keeps_preferred)
 	ck_assert_int_eq(rcv_table_decode(&tb, 256, buf, (size_t)len, &used), 0);
 	for (uint16_t r = 0; r < 256; r++)
 		ck_assert_uint_eq(tb.row_ts[r], ta.row_ts[r]);
+}
+END_TEST
+
+/* --- A lock's SI: sized for its generation --- */
+
+START_TEST(table_sized_for_its_generation)
+{
+	/* A lock's SI holds its generation's N members, not RCV_NODES_MAX:
+	 * a few hundred bytes at N = 16 instead of 70 KB.  It grows with N,
+	 * never shrinks, and computes what a full-size table does. */
+	struct rcv_table t;
+	uint8_t buf[DM_MSG_PAYLOAD_MAX], buf2[DM_MSG_PAYLOAD_MAX];
+	int len, len2;
+
+	memset(&t, 0, sizeof(t));
+	ck_assert_int_eq(rcv_table_reserve(&t, 5), 0);
+	ck_assert_uint_eq(t.cap, 5);
+	ck_assert_int_eq(rcv_table_reserve(&t, 3), 0);
+	ck_assert_uint_eq(t.cap, 5);			/* never shrinks */
+	/* The scenario of order_light_load_majority, side by side. */
+	rcv_table_init(&t, 5);
+	rcv_table_init(&ta, 5);
+	t.started = ta.started = true;
+	put(&t, 2, 10, (const uint16_t[]){ 2, 0 }, 2);
+	put(&ta, 2, 10, (const uint16_t[]){ 2, 0 }, 2);
+	put(&t, 4, 11, (const uint16_t[]){ 4, 3 }, 2);
+	put(&ta, 4, 11, (const uint16_t[]){ 4, 3 }, 2);
+	len = rcv_table_encode(&t, 2, buf, sizeof(buf));
+	len2 = rcv_table_encode(&ta, 2, buf2, sizeof(buf2));
+	ck_assert_int_gt(len, 0);
+	ck_assert_int_eq(len, len2);
+	ck_assert_mem_eq(buf, buf2, (size_t)len);
+	ck_assert_int_eq(rcv_row(&t, 3)[0], 4);
+	ck_assert_int_eq(rcv_row(&t, 2)[0], 2);		/* rows apart at cap 5 */
+	/* A message of a larger N does not fit: refused, not written past. */
+	ck_assert_int_eq(rcv_table_reserve(&tb, 6), 0);	/* (attached: room) */
+	rcv_table_init(&tb, 6);
+	len = rcv_table_encode(&tb, 0, buf, sizeof(buf));
+	ck_assert_int_gt(len, 0);
+	{
+		size_t used;
+		ck_assert_int_eq(rcv_table_decode(&t, 6, buf, (size_t)len, &used), -EPROTO);
+	}
+	ck_assert_int_eq(rcv_table_reserve(&t, 16), 0);	/* grows */
+	ck_assert_uint_eq(t.cap, 16);
+	rcv_table_init(&t, 16);
+	for (uint16_t j = 0; j < 16; j++)
+		rcv_set_latest(&t, j, 100 + j, 0);
+	for (uint16_t r = 0; r < 16; r++)
+		for (uint16_t j = 0; j < 16; j++)
+			ck_assert(rcv_register(&t, r, (uint16_t)((j + r) % 16), 1 + j));
+	for (uint16_t r = 0; r < 16; r++)
+		ck_assert_int_eq(rcv_row(&t, r)[15], (r + 15) % 16);
+	rcv_table_release(&t);
+	ck_assert_ptr_null(t.block);
 }
 END_TEST
 
@@ -560,6 +616,7 @@ main(void)
 	tcase_add_test(tc, exchange_conflicting_orders_refused);
 	tcase_add_test(tc, wire_round_trip_and_checks);
 	tcase_add_test(tc, wire_drops_whole_rows_keeps_preferred);
+	tcase_add_test(tc, table_sized_for_its_generation);
 	suite_add_tcase(s, tc);
 	tcase_set_timeout(tp, 60);
 	tcase_add_loop_test(tp, pump_light_load_message_count, 2, 8);
@@ -569,6 +626,8 @@ main(void)
 	tcase_add_test(tp, roster_lock_granted_across_rosters);
 	tcase_add_test(tp, roster_lock_one_sponsor_at_a_time);
 	suite_add_tcase(s, tp);
+	rcv_table_attach(&ta, &ta_space);
+	rcv_table_attach(&tb, &tb_space);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
