@@ -24,6 +24,18 @@ suspect(int from, int to, const char *subject, uint64_t inc, uint64_t serial, ui
 	h_inject(&C, from, to, &m);
 }
 
+/* from sends to a NODE_ADD of name's incarnation inc (serial, epoch). */
+static void
+node_add(int from, int to, const char *name, uint64_t inc, uint64_t serial, uint64_t epoch)
+{
+	struct dm_msg m;
+
+	h_subject_msg(&m, DM_MSG_NODE_ADD, name, inc);
+	m.serial = serial;
+	m.epoch = epoch;
+	h_inject(&C, from, to, &m);
+}
+
 /* Deliver a NODE_FAILED about subject's incarnation inc, at epoch, arg
  * (1: a sponsor's cancel of its own NODE_ADD), from node from to node to. */
 static void
@@ -1458,34 +1470,20 @@ START_TEST(test_joiner_takes_newer_epoch_node_add)
 	 * joiner's entry from a NODE_ADD is replaced by a NODE_ADD of another
 	 * incarnation at a higher epoch, whoever sends it; not by one at the
 	 * same or a lower epoch (a dead incarnation's add, delayed). */
-	struct dm_msg m;
-
 	h_init(&C, 3, DM_FAILURE_MAJORITY, 0);
 	h_join(&C, 3, 0, DM_FAILURE_MAJORITY, 1);	/* its JOIN stays queued */
 	ck_assert(!h_ready(&C, 3));
 	ck_assert_uint_eq(listed_incarnation(3, "node1"), 0);
-	h_subject_msg(&m, DM_MSG_NODE_ADD, "node2", 3);
-	m.serial = 1;
-	m.epoch = 5;
-	inject(1, 3, &m);				/* node1: not listed by node3 */
+	node_add(1, 3, "node2", 3, 1, 5);	/* node1: not listed by node3 */
 	ck_assert_uint_eq(listed_incarnation(3, "node2"), 3);
-	h_subject_msg(&m, DM_MSG_NODE_ADD, "node2", 5);
-	m.serial = 1;
-	m.epoch = 15;
-	inject(1, 3, &m);
+	node_add(1, 3, "node2", 5, 1, 15);
 	ck_assert_msg(listed_incarnation(3, "node2") == 5,
 	    "the joiner lists node2's incarnation %llu, not the newer epoch's 5",
 	    (unsigned long long)listed_incarnation(3, "node2"));
 	ck_assert_ptr_nonnull(queued(3, 1, DM_MSG_NODE_ADD_ACK));
-	h_subject_msg(&m, DM_MSG_NODE_ADD, "node2", 7);	/* same epoch: no */
-	m.serial = 2;
-	m.epoch = 15;
-	inject(1, 3, &m);
+	node_add(1, 3, "node2", 7, 2, 15);	/* same epoch: no */
 	ck_assert_uint_eq(listed_incarnation(3, "node2"), 5);
-	h_subject_msg(&m, DM_MSG_NODE_ADD, "node2", 3);	/* the dead one's, late */
-	m.serial = 2;
-	m.epoch = 5;
-	inject(1, 3, &m);
+	node_add(1, 3, "node2", 3, 2, 5);	/* the dead one's, late */
 	ck_assert_uint_eq(listed_incarnation(3, "node2"), 5);
 }
 END_TEST
@@ -1513,27 +1511,18 @@ START_TEST(test_node_add_taken_while_restarting_is_provisional)
 	inject(0, 1, &m);
 	ck_assert_int_eq(C.e[1]->membership, DM_MEMBER_RESTARTING);
 	ck_assert_uint_eq(h_roster(&C, 1), 1);		/* itself alone */
-	h_subject_msg(&m, DM_MSG_NODE_ADD, "node3", 4);
-	m.serial = 1;
-	m.epoch = 2;
-	inject(0, 1, &m);				/* not listed by node1 */
+	node_add(0, 1, "node3", 4, 1, 2);	/* not listed by node1 */
 	ck_assert_uint_eq(listed_incarnation(1, "node3"), 4);
 	C.cut[1] = true;				/* its JOINs stay queued */
 	h_advance(&C, C.now + 10001);			/* the restart interval */
 	ck_assert_int_eq(C.e[1]->membership, DM_MEMBER_JOINING);
 	C.cut[1] = false;
-	h_subject_msg(&m, DM_MSG_NODE_ADD, "node3", 6);
-	m.serial = 1;
-	m.epoch = 9;
-	inject(2, 1, &m);				/* not listed either */
+	node_add(2, 1, "node3", 6, 1, 9);	/* not listed either */
 	ck_assert_msg(listed_incarnation(1, "node3") == 6,
 	    "the joiner lists node3's incarnation %llu, not the newer epoch's 6",
 	    (unsigned long long)listed_incarnation(1, "node3"));
 	ck_assert_ptr_nonnull(queued(1, 2, DM_MSG_NODE_ADD_ACK));
-	h_subject_msg(&m, DM_MSG_NODE_ADD, "node3", 4);	/* the dead one's, late */
-	m.serial = 2;
-	m.epoch = 2;
-	inject(0, 1, &m);
+	node_add(0, 1, "node3", 4, 2, 2);	/* the dead one's, late */
 	ck_assert_uint_eq(listed_incarnation(1, "node3"), 6);
 }
 END_TEST
