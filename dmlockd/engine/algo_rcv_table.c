@@ -56,8 +56,9 @@ rcv_table_reserve(struct rcv_table *t, uint16_t n)
 	t->flags = (uint8_t *)(t->row_len + cap);
 	t->nonl = t->flags + cap;
 	t->rows = t->nonl + cap;
-	t->n = 0;
+	t->n = 0;		/* (empty until rcv_table_init()) */
 	t->n_nonl = 0;
+	t->started = false;
 	return 0;
 }
 

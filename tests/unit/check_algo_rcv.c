@@ -315,7 +315,7 @@ START_TEST(table_sized_for_its_generation)
 	ck_assert_uint_eq(t.cap, 5);
 	ck_assert_int_eq(rcv_table_reserve(&t, 3), 0);
 	ck_assert_uint_eq(t.cap, 5);			/* never shrinks */
-	/* The scenario of order_light_load_majority, side by side. */
+	/* The same tuples in this table and a full-size one: the same SI. */
 	rcv_table_init(&t, 5);
 	rcv_table_init(&ta, 5);
 	t.started = ta.started = true;
