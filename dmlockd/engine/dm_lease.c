@@ -461,6 +461,16 @@ dm_lease_on_heartbeat(struct dm_engine *e, dm_slot_t from, const struct dm_msg *
 	if (!e->rx_other_incarnation)
 		(void)lease_label_catch_up(e, from, m->roster_epoch, m->arg);
 	if (lease_roster_behind(e, from)) {
+		/* Only a ready member refuses: a node still joining or syncing
+		 * stays silent (no ack either way), since a refusal can make
+		 * the holder give its membership up and rejoin through the
+		 * refuser, which cannot sponsor anyone yet.  rcv 883623/8
+		 * (crashes): n2, syncing from a sponsor that then crashed,
+		 * refused n4, the last ready member, as behind its roster; n4
+		 * rejoined through n2 and no member was left (NOTES.md,
+		 * "Session 34"). */
+		if (!dm_roster_ready(e))
+			return 0;
 		dm_log(e, DM_LOG_DEBUG, "heartbeat from a roster behind ours: refused",
 		    NULL, from);
 		ack = dm_msg_begin(e, DM_MSG_HEARTBEAT_ACK, NULL);

@@ -239,6 +239,13 @@ static const struct { uint64_t seed; unsigned nodes; uint32_t faults; } replays[
 	{ 68, 7, SIM_F_CRASH },
 	{ 264, 7, SIM_F_PAUSE },
 	{ 843, 5, SIM_F_PAUSE },
+	/* 8feb5c1's million (session 34): n2, still syncing, refused the
+	 * heartbeats of n4, the last ready member, as from a roster behind
+	 * its own; n4 gave its membership up to rejoin through n2, which
+	 * could admit nobody, and no member was left (dmlockd/engine/NOTES.md,
+	 * "Session 34"; check_engine_pending_removals.c,
+	 * test_only_a_ready_member_refuses_a_heartbeat_from_behind). */
+	{ 883623, 8, SIM_F_CRASH },
 };
 
 START_TEST(fault_replay)

@@ -455,6 +455,27 @@ START_TEST(test_lagging_acker_takes_the_label_of_a_heartbeat_with_its_roster)
 }
 END_TEST
 
+START_TEST(test_only_a_ready_member_refuses_a_heartbeat_from_behind)
+{
+	/* rcv 883623/8 (crashes): a node still syncing from a sponsor that
+	 * had crashed refused the last ready member's heartbeats as from a
+	 * roster behind its own; the member gave its membership up to rejoin
+	 * through it, and no member was left.  A ready member ahead refuses;
+	 * a syncing or joining node ahead stays silent (no ack either). */
+	const struct dm_msg *ack;
+
+	init_acquainted(4);
+	C.e[2]->roster_epoch = C.e[0]->roster_epoch + 1;	/* (ahead of node0) */
+	ack = heartbeat(0, 2, 9001);
+	ck_assert_ptr_nonnull(ack);
+	ck_assert_uint_eq(ack->arg, DM_HEARTBEAT_REFUSED);
+	C.e[2]->membership = DM_MEMBER_SYNCING;	/* (set directly) */
+	ck_assert_ptr_null(heartbeat(0, 2, 9002));
+	C.e[2]->membership = DM_MEMBER_JOINING;
+	ck_assert_ptr_null(heartbeat(0, 2, 9003));
+}
+END_TEST
+
 static Suite *
 pending_removals_suite(void)
 {
@@ -473,6 +494,7 @@ pending_removals_suite(void)
 	tcase_add_test(tc, test_three_removals_deep_no_second_holder);
 	tcase_add_test(tc, test_two_missed_removals_under_one_label_no_lease);
 	tcase_add_test(tc, test_lagging_acker_takes_the_label_of_a_heartbeat_with_its_roster);
+	tcase_add_test(tc, test_only_a_ready_member_refuses_a_heartbeat_from_behind);
 	suite_add_tcase(s, tc);
 	return s;
 }
