@@ -27,7 +27,8 @@ cluster_tests = \
 	tests/cluster/51-handshake-mismatch.sh \
 	tests/cluster/52-crl-reload.sh \
 	tests/cluster/60-algorithms.sh \
-	tests/cluster/61-kill-holder-algorithms.sh
+	tests/cluster/61-kill-holder-algorithms.sh \
+	tests/cluster/62-kill-holder-invitation.sh
 
 # Tests held back while a known defect makes them fail; run by hand with
 # make check TESTS='$(CLUSTER_PENDING_TESTS)'.  None at the moment

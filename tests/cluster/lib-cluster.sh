@@ -122,6 +122,7 @@ state_directory = $d/state
 [cluster]
 $roster
 algorithm = ${CONF_ALGORITHM:-$CLUSTER_ALGORITHM}
+election = ${CLUSTER_ELECTION:-bully}
 request_timeout = $CLUSTER_REQUEST_TIMEOUT
 probe_timeout = $CLUSTER_PROBE_TIMEOUT
 lease = $CLUSTER_LEASE
