@@ -7,6 +7,7 @@
 # the token or elect a new coordinator, and grant node2's request with a
 # larger fencing token, not before the dead holder's lease ran out; then
 # both survivors keep serving (checked by the mutual-exclusion checker).
+# The election is CLUSTER_ELECTION (bully unless set; 62 sets invitation).
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/cluster/lib-cluster.sh"
 
 # The coordinator node I names in dmlock status under ELECTION, in a
@@ -64,15 +65,14 @@ for algorithm in ${KILL_ALGORITHMS:-$algorithms}; do
 	# long as both name the same one.
 	case $algorithm in
 	suzuki-kasami|raymond|naimi-trehel|hierarchical)
-		election=${CLUSTER_ELECTION:-bully}
-		if [ "$election" = bully ]; then
+		if [ "$CLUSTER_ELECTION" = bully ]; then
 			wait_until "node2 to show itself as coordinator ($algorithm)" \
-				eval 'DMLOCK_SOCKET=$(node_sock 2) "$DMLOCK" status --json | grep -qF "\"election\":\"bully\",\"state\":\"normal\",\"coordinator\":\"node2\""'
+				eval '[ "$(coordinator_of 2 bully)" = node2 ]'
 			pass "$algorithm: dmlock status on node2 shows node2 elected coordinator"
 		else
-			wait_until "node2 and node3 to agree on a coordinator under $election ($algorithm)" \
-				survivors_agree_on_coordinator "$election"
-			pass "$algorithm: node2 and node3 both show $SURVIVOR_COORDINATOR elected coordinator under $election"
+			wait_until "node2 and node3 to agree on a coordinator under $CLUSTER_ELECTION ($algorithm)" \
+				survivors_agree_on_coordinator "$CLUSTER_ELECTION"
+			pass "$algorithm: node2 and node3 both show $SURVIVOR_COORDINATOR elected coordinator under $CLUSTER_ELECTION"
 		fi
 		;;
 	esac
