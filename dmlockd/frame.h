@@ -45,8 +45,14 @@
  * encoding): a HEARTBEAT_ACK echoes in seq the incarnation of the
  * HEARTBEAT it answers, and a Maekawa voter restarted from the static
  * roster gives no vote until every member has so answered its hello
- * (dm_static_hello.c); with a version-6 member it would wait for ever. */
-#define FRAME_PROTOCOL_VERSION	7
+ * (dm_static_hello.c); with a version-6 member it would wait for ever.
+ * Version 8 (same HELLO, same encoding): a NODE_FAILED that announces a
+ * removal carries in its payload the digest of the announcer's roster
+ * after it, and a member takes the removal's roster label only over the
+ * same names (dm_membership_failure.c); a version-7 announcer sends none,
+ * and a version-8 member would stay unsettled after every removal it
+ * announced until a heartbeat's digest levelled it. */
+#define FRAME_PROTOCOL_VERSION	8
 #define FRAME_HEADER_LEN	8
 #define FRAME_DATA_PREFIX_LEN	(FRAME_HEADER_LEN + 8)	/* header + seq */
 #define FRAME_PAYLOAD_MAX	DM_WIRE_MSG_MAX

@@ -243,9 +243,16 @@ struct dm_engine {
 	/* The roster label: the epoch of the newest removal this roster has
 	 * applied (0: the configured static roster), or the sponsor's label
 	 * for a joiner's snapshot.  Unlike epoch, never learnt from gossip.
-	 * A member acknowledges no lease of a node whose label is behind its
-	 * own (dm_lease.c, "stale rosters"). */
+	 * A label names one roster: a removal's label is taken only over the
+	 * announcer's names (dm_membership_failure.c).  A member acknowledges
+	 * no lease of a node whose label is behind roster_applied (dm_lease.c,
+	 * "stale rosters"). */
 	uint64_t	 roster_epoch;
+	/* The newest label of a removal applied, taken or not (>= the label).
+	 * Above the label our roster is unsettled -- it is no roster any
+	 * label names -- and counts no lease acks until a member's digest
+	 * levels it (lease_label_catch_up()). */
+	uint64_t	 roster_applied;
 	enum dm_membership membership;
 	struct dm_timer	 roster_timer;
 	/* Joining: sequence-number answers still awaited. */
@@ -259,6 +266,7 @@ struct dm_engine {
 	uint8_t		 ack_waiting[DM_NODES_MAX / 8];
 	uint16_t	 ack_waiting_n;
 	bool		 sponsoring;	/* roster lock requested for a joiner */
+	uint16_t	 unsettled_retries;	/* a join's retries waiting for our roster to settle */
 	/* Started from the static roster, not joined through a sponsor since:
 	 * every message says so (DM_MSG_F_STATIC), and a member that lists
 	 * another incarnation under our name tells us to rejoin. */
@@ -507,6 +515,12 @@ int		 dm_membership_receive(struct dm_engine *e, dm_slot_t from, const char *pee
 
 bool		 dm_membership_condemned(const struct dm_engine *e, dm_slot_t slot);
 uint64_t	 dm_roster_digest(const struct dm_engine *e);
+uint64_t	 dm_roster_digest_without(const struct dm_engine *e, dm_slot_t slot);
+uint64_t	 dm_roster_digest_share(const struct dm_engine *e, const char *name);
+uint64_t	 dm_membership_digest_claimed(struct dm_engine *e, uint64_t digest);
+bool		 dm_membership_digest_agrees(struct dm_engine *e, uint64_t ours,
+		    uint64_t theirs);
+bool		 dm_membership_unsettled(const struct dm_engine *e);
 bool		 dm_membership_refuses_for_good(const struct dm_engine *e, dm_slot_t slot);
 size_t		 dm_membership_pending_removals(const struct dm_engine *e,
 		    uint8_t bits[DM_NODES_MAX / 8]);

@@ -151,18 +151,26 @@ dm_lease_round(struct dm_engine *e)
  *
  * Stale ackers.  The label alone does not say which removals a roster
  * applied: a holder that missed the announcements of two removals but
- * took a later one lists both removed nodes under the newer label, and
- * they, cut off with it and unaware, acknowledge it from behind.  So a
- * holder counts only acks whose label equals its own.  A member that
- * merely lags (an announcement still on its way) is level again one
- * message later; one that missed an announcement for good takes the
- * label of a heartbeat whose sender lists exactly its names (the digest
- * in the HEARTBEAT's arg), as a refused holder does.
+ * applied a later one lists both removed nodes, and they, cut off with it
+ * and unaware, acknowledge it from behind.  So a holder counts only acks
+ * whose label equals its own, and none at all while its roster is
+ * unsettled: since session 38 such a holder does not take the later
+ * removal's label (its names differ from the announcer's: a label names
+ * one roster, dm_membership_failure.c), so its label alone would let the
+ * removed nodes' acks count; roster_applied remembers the removal, and it
+ * refuses holders behind that as well.  (Taken over other names, the
+ * label let a removed node that had applied a later removal count the ack
+ * of a member that never heard of its removal: rcv 83366/7, NOTES.md
+ * "Session 38".)  A member that merely lags (an announcement still on its
+ * way) is level again one message later; one that missed an announcement
+ * for good takes the label of a heartbeat whose sender lists exactly its
+ * names (the digest in the HEARTBEAT's arg), as a refused holder does.
  */
 static bool
 lease_roster_behind(const struct dm_engine *e, dm_slot_t j)
 {
-	return e->nodes[j].roster_epoch < e->roster_epoch;
+	/* (roster_applied: a removal we applied without its label counts) */
+	return e->nodes[j].roster_epoch < e->roster_applied;
 }
 
 /*
@@ -296,7 +304,7 @@ lease_send_heartbeat(struct dm_engine *e)
 	m = dm_msg_begin(e, DM_MSG_HEARTBEAT, NULL);
 	m->token = 0;
 	m->serial = serial;
-	m->arg = dm_roster_digest(e);	/* (lease_label_catch_up, by the acker) */
+	m->arg = dm_membership_digest_claimed(e, dm_roster_digest(e));	/* (lease_label_catch_up, by the acker) */
 	if (e->el_label.k != 0) {
 		size_t n = strlen(e->el_label.coord);
 		m->seq = e->el_label.k;
@@ -330,7 +338,10 @@ lease_fail_silence(const struct dm_engine *e)
 static bool
 lease_wanted(const struct dm_engine *e)
 {
-	return dm_lease_needed(e) && (e->held_local != 0 || e->waiting_local != 0);
+	/* (An unsettled sponsor waits for a member's digest to level it:
+	 * dm_membership_sponsor_finish().) */
+	return dm_lease_needed(e) && (e->held_local != 0 || e->waiting_local != 0 ||
+	    (e->sponsoring && dm_membership_unsettled(e)));
 }
 
 /* Does member j refuse our lease now: its last refusal stands, and it has
@@ -477,7 +488,7 @@ dm_lease_on_heartbeat(struct dm_engine *e, dm_slot_t from, const struct dm_msg *
 		ack->token = 0;
 		ack->serial = m->serial;
 		ack->arg = DM_HEARTBEAT_REFUSED;
-		ack->seq = dm_roster_digest(e);	/* (lease_label_catch_up) */
+		ack->seq = dm_membership_digest_claimed(e, dm_roster_digest(e));	/* (lease_label_catch_up) */
 		dm_send(e, from, ack);
 		return 0;
 	}
@@ -513,10 +524,14 @@ dm_lease_on_heartbeat(struct dm_engine *e, dm_slot_t from, const struct dm_msg *
 static bool
 lease_label_catch_up(struct dm_engine *e, dm_slot_t from, uint64_t label, uint64_t digest)
 {
-	if (label <= e->roster_epoch || digest != dm_roster_digest(e))
+	if (label <= e->roster_epoch || !dm_membership_digest_agrees(e, dm_roster_digest(e), digest))
 		return false;
 	dm_log(e, DM_LOG_INFO, "roster label taken from a member with the same roster", NULL, from);
 	e->roster_epoch = label;
+	if (label > e->roster_applied)
+		e->roster_applied = label;
+	if (e->sponsoring)
+		dm_membership_progress(e);	/* a join that waited for us to settle */
 	return true;
 }
 
@@ -575,6 +590,8 @@ lease_acked(struct dm_engine *e, dm_slot_t from, uint64_t serial, const struct d
 	e->nodes[from].refuses_our_lease = false;
 	if (e->nodes[from].roster_epoch < e->roster_epoch)
 		return;	/* (it is behind: see "stale ackers") */
+	if (e->roster_applied > e->roster_epoch)
+		return;	/* (our roster is unsettled: see "stale ackers") */
 	if (hb->serial != serial || dm_bit_get(hb->acked, from))
 		return;
 	if (report != NULL && !lease_take_report(e, hb, report))

@@ -9,6 +9,63 @@
 
 #include "dm_membership_private.h"
 
+/*
+ * A roster label names one roster.  A removal's announcement carries the
+ * digest of the announcer's roster once the subject is out (8 bytes, big
+ * endian, in the payload), and a member that applies it takes its label
+ * only if its own roster then lists the same names.  Taken over other
+ * names, one label stood for two rosters: rcv 83366/7 (partitions), n1 at
+ * label 13 (n3 removed, n1 admitted) and n3 at label 4 (still listing
+ * itself, not n1) both applied n4's removal of n5 at label 22.  At one
+ * label the lease counted each one's acks, the digest catch-up could level
+ * neither, and each then admitted a node under its own roster that the
+ * other never heard of: two members that do not list each other, each
+ * with a lease -- which an algorithm that asks only the members it lists
+ * (Ricart-Agrawala) cannot tell from a free lock.  A member that does not
+ * take the label applies the removal all the same (its voters committed
+ * to it), stays behind with its old label, and is level again by the
+ * digest catch-up (dm_lease.c) once it lists the announcer's names.
+ */
+static void
+removal_digest_put(struct dm_msg *m, uint64_t digest)
+{
+	for (size_t i = 0; i < 8; i++)
+		m->payload[i] = (uint8_t)(digest >> (56 - 8 * i));
+	m->payload_len = 8;
+}
+
+/* Is ours, the digest of our roster once the removal m announces is
+ * applied, the announcer's?  An announcement without a digest (malformed)
+ * does not say, and its label is not taken. */
+static bool
+removal_roster_ours(struct dm_engine *e, const struct dm_msg *m, uint64_t ours)
+{
+	uint64_t digest = 0;
+
+	if (m->payload_len != 8)
+		return false;
+	for (size_t i = 0; i < 8; i++)
+		digest = digest << 8 | m->payload[i];
+	return dm_membership_digest_agrees(e, ours, digest);
+}
+
+/* Take the label of the removal m announces if our roster, once it is
+ * applied, is the announcer's (ours: its digest then; above). */
+static void
+removal_label_take(struct dm_engine *e, dm_slot_t from, const struct dm_msg *m, uint64_t ours)
+{
+	if (m->epoch <= e->roster_epoch)
+		return;
+	if (!removal_roster_ours(e, m, ours)) {
+		dm_log(e, DM_LOG_INFO, "removal applied; its roster label not taken: "
+		    "our names differ from the announcer's", NULL, from);
+		if (m->epoch > e->roster_applied)
+			e->roster_applied = m->epoch;	/* unsettled (dm_engine_private.h) */
+		return;
+	}
+	dm_membership_roster_label(e, m->epoch);
+}
+
 /* Announce the removal of slot at epoch (majority: the epoch the voters
  * accepted; otherwise epoch_next()). */
 void
@@ -25,6 +82,7 @@ dm_membership_announce_failure_at(struct dm_engine *e, dm_slot_t slot, uint64_t 
 	m = dm_msg_begin(e, DM_MSG_NODE_FAILED, NULL);
 	set_subject(m, &e->nodes[slot]);
 	set_sender(e, m);
+	removal_digest_put(m, dm_membership_digest_claimed(e, dm_roster_digest_without(e, slot)));
 	dm_log(e, DM_LOG_WARNING, "member failed: removing it", NULL, slot);
 	dm_membership_note_removed(e, slot);
 	e->nodes[slot].departing = true;
@@ -114,6 +172,8 @@ dm_membership_roster_label(struct dm_engine *e, uint64_t epoch)
 {
 	if (epoch > e->roster_epoch)
 		e->roster_epoch = epoch;
+	if (epoch > e->roster_applied)
+		e->roster_applied = epoch;
 }
 
 static void
@@ -163,6 +223,7 @@ restart_and_rejoin_why(struct dm_engine *e, const char *told_by, const char *why
 	e->nodes[e->self].incarnation = e->incarnation;
 	e->incarnation_since = e->now;
 	e->roster_epoch = 0;	/* (the sponsor's snapshot brings its label) */
+	e->roster_applied = 0;
 	/* Back to the epoch the others told us, as a joiner started with a
 	 * sponsor has: while we join, our epoch says how old a roster we may
 	 * take, and this process's floor may be above every member's (a
@@ -284,9 +345,10 @@ dm_membership_on_node_failed(struct dm_engine *e, dm_slot_t from, const char *pe
 	if (s == DM_SLOT_NONE) {
 		/* A removal a member applied of a node we no longer list (we
 		 * removed it ourselves, under another ballot): our roster is
-		 * the one that removal made, as far as that node goes. */
+		 * the one that removal made, as far as that node goes -- if it
+		 * lists the announcer's names (removal_label_take()). */
 		if (m->arg != 1)
-			dm_membership_roster_label(e, m->epoch);
+			removal_label_take(e, from, m, dm_roster_digest(e));
 		return 0;
 	}
 	if (m->incarnation != 0 && e->nodes[s].incarnation != 0 &&
@@ -338,7 +400,7 @@ dm_membership_on_node_failed(struct dm_engine *e, dm_slot_t from, const char *pe
 	dm_log(e, DM_LOG_WARNING, "member removed by a failure announcement", NULL, s);
 	if (m->arg != 1) {
 		dm_membership_note_removed(e, s);
-		dm_membership_roster_label(e, m->epoch);
+		removal_label_take(e, from, m, dm_roster_digest_without(e, s));
 	}
 	dm_roster_erase(e, s);
 	return 0;

@@ -367,6 +367,7 @@ dm_membership_on_roster_end(struct dm_engine *e, const char *peer, const struct 
 	dm_epoch_learn(e, m->epoch);
 	e->join_epoch = e->epoch;
 	e->roster_epoch = m->roster_epoch;	/* the sponsor's: its roster is ours now */
+	e->roster_applied = e->roster_epoch;
 	dm_membership_departed_erase(e);
 	e->membership = DM_MEMBER_SYNCING;
 	memset(e->seq_waiting, 0, sizeof(e->seq_waiting));

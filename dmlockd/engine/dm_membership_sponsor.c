@@ -24,6 +24,22 @@ roster_lock_give_back(struct dm_engine *e, struct dm_lock *l)
 	dm_lock_maybe_free(e, l);
 }
 
+/* Our NODE_ADD went out: cancel it, members must not wait on a joiner
+ * that will never get its roster from us. */
+static void
+sponsor_cancel_add(struct dm_engine *e)
+{
+	struct dm_msg *c = dm_msg_begin(e, DM_MSG_NODE_FAILED, NULL);
+
+	c->node_len = (uint8_t)strlen(e->joiner);
+	memcpy(c->node, e->joiner, c->node_len + 1u);
+	c->incarnation = e->joiner_incarnation;
+	c->arg = 1;			/* a cancel: only of our own add */
+	c->serial = e->join_serial;
+	set_sender(e, c);
+	broadcast(e, c);
+}
+
 /* Stop sponsoring a joiner (we leave or restart): refuse it, give the
  * roster lock back. */
 void
@@ -35,20 +51,10 @@ dm_membership_sponsor_abort(struct dm_engine *e)
 	if (!e->sponsoring)
 		return;
 	if (e->ack_waiting_n > 0 && l != NULL && l->phase == DM_PHASE_HOLDING &&
-	    dm_roster_find(e, e->joiner, strlen(e->joiner)) == DM_SLOT_NONE) {
+	    dm_roster_find(e, e->joiner, strlen(e->joiner)) == DM_SLOT_NONE)
 		/* (Had another sponsor finished, its NODE_ADD would have needed
 		 * our ack and the joiner would be in our roster.) */
-		/* NODE_ADD went out: cancel it, members must not wait on a joiner
-		 * that will never get its roster from us. */
-		struct dm_msg *c = dm_msg_begin(e, DM_MSG_NODE_FAILED, NULL);
-		c->node_len = (uint8_t)strlen(e->joiner);
-		memcpy(c->node, e->joiner, c->node_len + 1u);
-		c->incarnation = e->joiner_incarnation;
-		c->arg = 1;			/* a cancel: only of our own add */
-		c->serial = e->join_serial;
-		set_sender(e, c);
-		broadcast(e, c);
-	}
+		sponsor_cancel_add(e);
 	r = dm_msg_begin(e, DM_MSG_JOIN_REFUSED, NULL);
 	r->arg = EAGAIN;
 	flag_member(e, r);
@@ -152,6 +158,30 @@ dm_membership_sponsor_finish(struct dm_engine *e)
 		dm_membership_sponsor_abort(e);	/* (see dm_membership_note_sender()) */
 		return;
 	}
+	if (dm_membership_unsettled(e)) {
+		/*
+		 * Every member we list took the NODE_ADD, but our roster is
+		 * unsettled: we applied a removal over other names than its
+		 * announcer's, so our names are no roster any label names, and
+		 * members we do not list may never hear of the joiner.  rcv
+		 * 83366/7 (partitions): n3, removed at label 13 while cut off and
+		 * not yet told, applied removals announced by n4 down to a
+		 * roster of itself and n4; with n4's permission alone it took
+		 * the roster lock and admitted n0, and n1, a member n3 did not
+		 * list, never heard of n0 -- two members that do not list each
+		 * other, which an algorithm that asks only the members it lists
+		 * (Ricart-Agrawala) cannot tell from a free lock.  The roster
+		 * goes out once a member's digest levels us (lease_label_catch_up();
+		 * heartbeats go out meanwhile), or the join is given up
+		 * (dm_membership_sponsor_retry()).  Requiring a lease here
+		 * instead stalled every join through a member whose roster
+		 * still counted a dead incarnation of the joiner (a two-member
+		 * roster: ricart-agrawala 1012/5).  NOTES.md, "Session 38".
+		 */
+		dm_lease_activity(e);
+		dm_timer_arm(e, &e->roster_timer, e->now + dm_join_retry(e));
+		return;
+	}
 
 	{
 		dm_slot_t old = dm_roster_find(e, e->joiner, strlen(e->joiner));
@@ -198,13 +228,76 @@ sponsor_broadcast_add(struct dm_engine *e)
 			dm_send(e, (dm_slot_t)j, m);
 }
 
+/*
+ * Roster digests while we add a joiner.  The members list it from our
+ * NODE_ADD on, we only once the join finishes; a label is taken only over
+ * the same names (dm_membership_failure.c, lease_label_catch_up()).  So
+ * the digest we send (a removal's announcement, a heartbeat, a refusal)
+ * is the one our roster has with the joiner in it, and a digest is ours
+ * if it is our roster's with or without it.  Without that, a sponsor that
+ * announced a removal while its NODE_ADD was out left every member
+ * unsettled (they listed the joiner, it did not) until the join finished:
+ * raymond 1967/16 (crashes) on a first draft of this engine, which also
+ * made the sponsor wait for a lease, stalled for good.
+ */
+static uint64_t
+joiner_share(struct dm_engine *e)
+{
+	const struct dm_lock *l;
+
+	if (!e->sponsoring)
+		return 0;
+	l = dm_lock_get(e, DM_ROSTER_LOCK, strlen(DM_ROSTER_LOCK), false);
+	if (l == NULL || l->phase != DM_PHASE_HOLDING)
+		return 0;	/* (no NODE_ADD out yet) */
+	return dm_roster_digest_share(e, e->joiner);
+}
+
+/* The digest to send for a roster of digest `digest`: with our joiner. */
+uint64_t
+dm_membership_digest_claimed(struct dm_engine *e, uint64_t digest)
+{
+	return digest + joiner_share(e);
+}
+
+/* Does a member's digest, theirs, name our roster of digest ours? */
+bool
+dm_membership_digest_agrees(struct dm_engine *e, uint64_t ours, uint64_t theirs)
+{
+	return theirs == ours || theirs == ours + joiner_share(e);
+}
+
+/* Our roster is unsettled (dm_engine_private.h, roster_applied). */
+bool
+dm_membership_unsettled(const struct dm_engine *e)
+{
+	return e->roster_applied > e->roster_epoch;
+}
+
+/* How many retries a join whose acks are all in waits for our roster to
+ * settle before it is given up (the roster lock is not held for ever). */
+#define UNSETTLED_RETRIES	8
+
 /* The roster timer while our NODE_ADD waits for acks: send it again to the
- * members that have not answered. */
+ * members that have not answered; once all have, see whether our roster
+ * has settled. */
 void
 dm_membership_sponsor_retry(struct dm_engine *e)
 {
-	if (!e->sponsoring || e->ack_waiting_n == 0)
+	if (!e->sponsoring)
 		return;
+	if (e->ack_waiting_n == 0) {
+		if (!dm_membership_unsettled(e)) {
+			dm_membership_progress(e);
+		} else if (++e->unsettled_retries >= UNSETTLED_RETRIES) {
+			dm_log(e, DM_LOG_WARNING, "join given up: our roster is unsettled",
+			    NULL, DM_SLOT_NONE);
+			sponsor_cancel_add(e);	/* (every member took it) */
+			dm_membership_sponsor_abort(e);
+		} else
+			dm_timer_arm(e, &e->roster_timer, e->now + dm_join_retry(e));
+		return;
+	}
 	sponsor_broadcast_add(e);
 	dm_timer_arm(e, &e->roster_timer, e->now + dm_join_retry(e));
 }
@@ -341,6 +434,7 @@ dm_membership_on_join(struct dm_engine *e, dm_slot_t from, const char *peer,
 	e->joiner_superseded = false;
 	e->join_serial++;
 	e->sponsoring = true;
+	e->unsettled_retries = 0;
 	/* "The sponsor should then invoke mutual exclusion" on the roster lock. */
 	l = dm_lock_get(e, DM_ROSTER_LOCK, strlen(DM_ROSTER_LOCK), true);
 	if (l == NULL) {

@@ -246,7 +246,7 @@ dm_roster_init(struct dm_engine *e, const struct dm_engine_config *cfg)
 			return r == -EEXIST ? -EINVAL : r;
 	}
 	if (e->start_recorded)
-		e->roster_epoch = e->record.label;
+		e->roster_epoch = e->roster_applied = e->record.label;
 	if (e->join_from_peers) {
 		/* The cluster went on without this roster: its peers are the
 		 * sponsors to try in turn (the config was checked above). */
@@ -319,6 +319,26 @@ uint64_t
 dm_roster_digest(const struct dm_engine *e)
 {
 	return e->roster_digest;	/* (the sum of name_share() over the listed) */
+}
+
+/* The digest our roster will have once slot is erased (a removal's
+ * announcement carries it: dm_membership_failure.c). */
+uint64_t
+dm_roster_digest_without(const struct dm_engine *e, dm_slot_t slot)
+{
+	return e->roster_digest - name_share(&e->nodes[slot]);
+}
+
+/* What listing name would add to our digest: 0 if we list it. */
+uint64_t
+dm_roster_digest_share(const struct dm_engine *e, const char *name)
+{
+	struct dm_node n = { .name_len = (uint8_t)strlen(name) };
+
+	if (n.name_len == 0 || dm_roster_find(e, name, n.name_len) != DM_SLOT_NONE)
+		return 0;
+	n.name_hash = dm_hash_bytes(name, n.name_len);
+	return name_share(&n);
 }
 
 bool

@@ -55,6 +55,12 @@ tests_unit_check_engine_pending_removals_SOURCES = tests/unit/check_engine_pendi
 	tests/unit/engine_harness.h
 tests_unit_check_engine_pending_removals_CFLAGS = $(ENGINE_CHECK_CFLAGS)
 tests_unit_check_engine_pending_removals_LDADD = $(ENGINE_CHECK_LDADD)
+check_PROGRAMS += tests/unit/check_engine_roster_split
+TESTS += tests/unit/check_engine_roster_split
+tests_unit_check_engine_roster_split_SOURCES = tests/unit/check_engine_roster_split.c \
+	tests/unit/engine_harness.h
+tests_unit_check_engine_roster_split_CFLAGS = $(ENGINE_CHECK_CFLAGS)
+tests_unit_check_engine_roster_split_LDADD = $(ENGINE_CHECK_LDADD)
 check_PROGRAMS += tests/unit/check_engine_record
 TESTS += tests/unit/check_engine_record
 tests_unit_check_engine_record_SOURCES = tests/unit/check_engine_record.c tests/unit/engine_harness.h

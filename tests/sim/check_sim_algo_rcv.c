@@ -246,6 +246,14 @@ static const struct { uint64_t seed; unsigned nodes; uint32_t faults; } replays[
 	 * "Session 34"; check_engine_pending_removals.c,
 	 * test_only_a_ready_member_refuses_a_heartbeat_from_behind). */
 	{ 883623, 8, SIM_F_CRASH },
+	/* 25299df's million (session 37): n3, removed by the others at label
+	 * 13 while cut off and not yet told, had applied removals down to a
+	 * roster of itself and n4; it took the roster lock with n4's
+	 * permission alone and admitted n0, which n1 never heard of.  Members
+	 * that did not list each other kept lock/b's generations apart for
+	 * good.  Fixed by the sponsor's lease (dm_membership_sponsor_finish();
+	 * dmlockd/engine/NOTES.md, "Session 38"; check_engine_roster_split.c). */
+	{ 83366, 7, SIM_F_PARTITION },
 };
 
 START_TEST(fault_replay)

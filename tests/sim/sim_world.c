@@ -218,6 +218,36 @@ world_fini(struct sim_world *w)
 }
 
 static void
+report_name(void *ctx, const char *name, const char *address, bool is_self, bool link_up)
+{
+	(void)address;
+	(void)is_self;
+	(void)link_up;
+	fprintf(ctx, " %s", name);
+}
+
+/* Each live process's roster when the run stopped: a split roster (two
+ * members that do not list each other) is read here, not rebuilt from the
+ * trace. */
+static void
+report_rosters(struct sim_world *w, FILE *out)
+{
+	fprintf(out, "--- rosters at the end ---\n");
+	for (unsigned i = 0; i < w->n_slots; i++) {
+		struct sim_node *nd = &w->nodes[i];
+		struct dm_engine_stats st;
+
+		if (!nd->exists || nd->eng == NULL)
+			continue;
+		dm_engine_get_stats(nd->eng, &st);
+		fprintf(out, "%s: %s, label %" PRIu64 ", %zu names:", nd->name,
+		    st.ready ? "ready" : "not ready", st.roster_label, st.roster_size);
+		dm_engine_visit_roster(nd->eng, report_name, out);
+		fputc('\n', out);
+	}
+}
+
+static void
 report(struct sim_world *w)
 {
 	FILE *out = w->cfg.report;
@@ -234,6 +264,7 @@ report(struct sim_world *w)
 	    w->now, w->ck.what);
 	fprintf(out, "--- last %zu trace lines ---\n", w->trace.count);
 	sim_trace_dump(&w->trace, out);
+	report_rosters(w, out);
 	fprintf(out, "--- end of trace (replay: dmlock-sim --seed %" PRIu64 " --nodes %u%s%s%s --trace) ---\n",
 	    w->cfg.seed, w->cfg.nodes, w->cfg.faults ? "" : " --no-faults",
 	    w->cfg.policy == DM_FAILURE_PAPER ? " --policy paper" : "",

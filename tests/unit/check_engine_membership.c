@@ -1930,7 +1930,7 @@ START_TEST(test_stale_label_taken_from_a_member_with_the_same_roster)
 	ck_assert_uint_eq(h_roster(&C, 0), 3);
 	ck_assert_uint_gt(C.e[1]->roster_epoch, 0);
 	ck_assert_uint_eq(C.e[0]->roster_epoch, C.e[1]->roster_epoch);
-	C.e[0]->roster_epoch = 0;	/* the label of an announcement it missed */
+	C.e[0]->roster_epoch = C.e[0]->roster_applied = 0;	/* an announcement it missed */
 	incarnation = C.e[0]->incarnation;
 	h_acquire(&C, 0, 1, "x", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
 	for (int k = 0; k < 30 && !granted(1); k++)

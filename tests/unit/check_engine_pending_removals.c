@@ -405,7 +405,13 @@ START_TEST(test_two_missed_removals_under_one_label_no_lease)
 	node1_removes("node4", 1u << 2);
 	node1_removes("node2", 1u << 0 | 1u << 2);
 	ck_assert_uint_eq(h_roster(&C, 0), 4);
-	ck_assert_uint_eq(C.e[0]->roster_epoch, C.e[1]->roster_epoch);
+	/* Since session 38 node0 takes that label only over node1's names
+	 * (dm_membership_failure.c), and they differ: it stays behind, and
+	 * node1's next removal is decided without it.  On 25299df's engine
+	 * node0 took node1's label here, and the stale-acker rule alone
+	 * kept node3's and node4's acks out of its lease. */
+	ck_assert_uint_eq(C.e[0]->roster_epoch, 0);
+	ck_assert_uint_gt(C.e[1]->roster_epoch, 0);
 	ck_assert_uint_eq(C.e[3]->roster_epoch, 0);
 	node1_removes("node0", 0);
 	ck_assert_uint_eq(h_roster(&C, 1), 1);
@@ -441,7 +447,7 @@ START_TEST(test_lagging_acker_takes_the_label_of_a_heartbeat_with_its_roster)
 	h_pump(&C);
 	ck_assert_uint_gt(C.e[1]->roster_epoch, 0);
 	ck_assert_uint_eq(h_roster(&C, 0), 3);
-	C.e[2]->roster_epoch = 0;	/* (the label of an announcement it missed) */
+	C.e[2]->roster_epoch = C.e[2]->roster_applied = 0;	/* (an announcement it missed) */
 	/* node0's round: node2 is behind, so its ack does not count. */
 	serial = node0_opens_a_round_nobody_hears();
 	lease_ack(2, 0, serial, NULL);
@@ -465,7 +471,7 @@ START_TEST(test_only_a_ready_member_refuses_a_heartbeat_from_behind)
 	const struct dm_msg *ack;
 
 	init_acquainted(4);
-	C.e[2]->roster_epoch = C.e[0]->roster_epoch + 1;	/* (ahead of node0) */
+	C.e[2]->roster_epoch = C.e[2]->roster_applied = C.e[0]->roster_epoch + 1;	/* (ahead) */
 	ack = heartbeat(0, 2, 9001);
 	ck_assert_ptr_nonnull(ack);
 	ck_assert_uint_eq(ack->arg, DM_HEARTBEAT_REFUSED);

@@ -12,6 +12,16 @@
 #include "engine_harness.h"
 #include "dm_engine_private.h"	/* the epoch, label, membership and incarnation */
 
+/* The digest an announcer with node to's roster sends for the removal of
+ * subject (to's digest without it). */
+static uint64_t
+announcer_digest(int to, const char *subject)
+{
+	dm_slot_t s = dm_roster_find(C.e[to], subject, strlen(subject));
+
+	return s == DM_SLOT_NONE ? dm_roster_digest(C.e[to]) : dm_roster_digest_without(C.e[to], s);
+}
+
 /* node0 tells node1 that node2's incarnation 1 was removed, at roster
  * label epoch (a NODE_FAILED, delivered at once). */
 static void
@@ -21,6 +31,7 @@ node0_tells_node1_node2_failed(uint64_t epoch)
 
 	h_subject_msg(&m, DM_MSG_NODE_FAILED, "node2", 1);
 	m.epoch = epoch;
+	h_removal_digest(&m, announcer_digest(1, "node2"));
 	inject(0, 1, &m);
 }
 
@@ -142,6 +153,7 @@ START_TEST(test_voter_stores_its_agreement_before_the_vote_leaves)
 	struct dm_msg m;
 	h_subject_msg(&m, DM_MSG_NODE_FAILED, "node2", 1);
 	m.epoch = 5;
+	h_removal_digest(&m, announcer_digest(0, "node2"));
 	inject(1, 0, &m);
 	ck_assert_uint_eq(C.record[0].label, 5);
 	ck_assert_uint_eq(C.record[0].n_removals, 0);
@@ -436,6 +448,7 @@ START_TEST(test_joiner_told_to_rejoin_keeps_its_record)
 	ck_assert_int_eq(C.e[1]->membership, DM_MEMBER_JOINING);
 	h_subject_msg(&m, DM_MSG_NODE_FAILED, "node1", C.e[1]->incarnation);
 	m.epoch = 6;
+	h_removal_digest(&m, announcer_digest(1, "node1"));
 	C.cut[1] = false;
 	inject(0, 1, &m);				/* removed again while joining */
 	ck_assert_int_eq(C.e[1]->membership, DM_MEMBER_RESTARTING);

@@ -488,6 +488,17 @@ h_subject_msg(struct dm_msg *m, uint8_t kind, const char *subject, uint64_t inca
 	m->incarnation = incarnation;
 }
 
+/* Put in a NODE_FAILED the digest of the announcer's roster once its
+ * subject is out (dm_membership_failure.c: a member takes the removal's
+ * label only over the same names). */
+static inline void
+h_removal_digest(struct dm_msg *m, uint64_t digest)
+{
+	for (size_t i = 0; i < 8; i++)
+		m->payload[i] = (uint8_t)(digest >> (56 - 8 * i));
+	m->payload_len = 8;
+}
+
 /* Let time pass, 100 ms at a time, until node is READY (at most rounds). */
 static inline void
 h_await_ready(struct h_cluster *c, int node, int rounds)
