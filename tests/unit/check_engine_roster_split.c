@@ -20,9 +20,7 @@ announce_removal(int from, int to, const char *subject, uint64_t label, uint64_t
 	h_subject_msg(&m, DM_MSG_NODE_FAILED, subject, 1);
 	m.epoch = label;
 	m.seq = C.e[from]->incarnation;
-	for (size_t i = 0; i < 8; i++)
-		m.payload[i] = (uint8_t)(digest >> (56 - 8 * i));
-	m.payload_len = 8;
+	h_removal_digest(&m, digest);
 	inject(from, to, &m);
 }
 
