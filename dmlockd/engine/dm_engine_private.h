@@ -266,7 +266,9 @@ struct dm_engine {
 	uint8_t		 ack_waiting[DM_NODES_MAX / 8];
 	uint16_t	 ack_waiting_n;
 	bool		 sponsoring;	/* roster lock requested for a joiner */
-	uint16_t	 unsettled_retries;	/* a join's retries waiting for our roster to settle */
+	uint16_t	 level_retries;	/* a join's retries waiting for us to be level */
+	uint64_t	 add_acked_label;	/* the highest label our NODE_ADD was acked from */
+	bool		 add_out;	/* our NODE_ADD for this join went out */
 	/* Started from the static roster, not joined through a sponsor since:
 	 * every message says so (DM_MSG_F_STATIC), and a member that lists
 	 * another incarnation under our name tells us to rejoin. */
@@ -521,6 +523,7 @@ uint64_t	 dm_membership_digest_claimed(struct dm_engine *e, uint64_t digest);
 bool		 dm_membership_digest_agrees(struct dm_engine *e, uint64_t ours,
 		    uint64_t theirs);
 bool		 dm_membership_unsettled(const struct dm_engine *e);
+bool		 dm_membership_acker_ahead(const struct dm_engine *e);
 bool		 dm_membership_refuses_for_good(const struct dm_engine *e, dm_slot_t slot);
 size_t		 dm_membership_pending_removals(const struct dm_engine *e,
 		    uint8_t bits[DM_NODES_MAX / 8]);

@@ -338,10 +338,10 @@ lease_fail_silence(const struct dm_engine *e)
 static bool
 lease_wanted(const struct dm_engine *e)
 {
-	/* (An unsettled sponsor waits for a member's digest to level it:
-	 * dm_membership_sponsor_finish().) */
+	/* (A sponsor behind a member waits for a member's digest to level
+	 * it: dm_membership_sponsor_finish().) */
 	return dm_lease_needed(e) && (e->held_local != 0 || e->waiting_local != 0 ||
-	    (e->sponsoring && dm_membership_unsettled(e)));
+	    (e->sponsoring && dm_membership_acker_ahead(e)));
 }
 
 /* Does member j refuse our lease now: its last refusal stands, and it has
@@ -531,7 +531,7 @@ lease_label_catch_up(struct dm_engine *e, dm_slot_t from, uint64_t label, uint64
 	if (label > e->roster_applied)
 		e->roster_applied = label;
 	if (e->sponsoring)
-		dm_membership_progress(e);	/* a join that waited for us to settle */
+		dm_membership_progress(e);	/* a join that waited for us to be level */
 	return true;
 }
 

@@ -50,10 +50,13 @@ dm_membership_sponsor_abort(struct dm_engine *e)
 
 	if (!e->sponsoring)
 		return;
-	if (e->ack_waiting_n > 0 && l != NULL && l->phase == DM_PHASE_HOLDING &&
+	if (e->add_out && l != NULL && l->phase == DM_PHASE_HOLDING &&
 	    dm_roster_find(e, e->joiner, strlen(e->joiner)) == DM_SLOT_NONE)
 		/* (Had another sponsor finished, its NODE_ADD would have needed
-		 * our ack and the joiner would be in our roster.) */
+		 * our ack and the joiner would be in our roster.)  Also when
+		 * every member acked: a join that waits for us to be level
+		 * (dm_membership_sponsor_finish()) may be given up then, and the
+		 * members list the joiner. */
 		sponsor_cancel_add(e);
 	r = dm_msg_begin(e, DM_MSG_JOIN_REFUSED, NULL);
 	r->arg = EAGAIN;
@@ -158,25 +161,29 @@ dm_membership_sponsor_finish(struct dm_engine *e)
 		dm_membership_sponsor_abort(e);	/* (see dm_membership_note_sender()) */
 		return;
 	}
-	if (dm_membership_unsettled(e)) {
+	if (dm_membership_acker_ahead(e)) {
 		/*
-		 * Every member we list took the NODE_ADD, but our roster is
-		 * unsettled: we applied a removal over other names than its
-		 * announcer's, so our names are no roster any label names, and
-		 * members we do not list may never hear of the joiner.  rcv
-		 * 83366/7 (partitions): n3, removed at label 13 while cut off and
-		 * not yet told, applied removals announced by n4 down to a
+		 * Every member we list took the NODE_ADD, but one of them acked
+		 * from a roster label above ours: it applied removals we have
+		 * not taken, and members we do not list may never hear of the
+		 * joiner.  rcv 83366/7 (partitions): n3, removed at label 13
+		 * while cut off and not yet told, applied removals announced by
+		 * n4 (label 22 and on) over other names than n4's, down to a
 		 * roster of itself and n4; with n4's permission alone it took
 		 * the roster lock and admitted n0, and n1, a member n3 did not
 		 * list, never heard of n0 -- two members that do not list each
 		 * other, which an algorithm that asks only the members it lists
 		 * (Ricart-Agrawala) cannot tell from a free lock.  The roster
-		 * goes out once a member's digest levels us (lease_label_catch_up();
-		 * heartbeats go out meanwhile), or the join is given up
-		 * (dm_membership_sponsor_retry()).  Requiring a lease here
-		 * instead stalled every join through a member whose roster
-		 * still counted a dead incarnation of the joiner (a two-member
-		 * roster: ricart-agrawala 1012/5).  NOTES.md, "Session 38".
+		 * goes out once we are level (an announcement still on its way,
+		 * or a member's digest: lease_label_catch_up(); heartbeats go
+		 * out meanwhile), or the join is given up
+		 * (dm_membership_sponsor_retry()).  Two stricter rules failed:
+		 * a lease to finish a join stalled every join through a member
+		 * whose roster still counted a dead incarnation of the joiner
+		 * (a two-member roster: ricart-agrawala 1012/5), and no join
+		 * from an unsettled roster stalled a last member that no one
+		 * could level any more (ricart-agrawala 23102/15, partitions,
+		 * static restarts).  NOTES.md, "Session 38".
 		 */
 		dm_lease_activity(e);
 		dm_timer_arm(e, &e->roster_timer, e->now + dm_join_retry(e));
@@ -223,6 +230,7 @@ sponsor_broadcast_add(struct dm_engine *e)
 	m->incarnation = e->joiner_incarnation;
 	m->serial = e->join_serial;
 	set_sender(e, m);
+	e->add_out = true;
 	for (size_t j = 0; j < DM_NODES_MAX; j++)
 		if (dm_bit_get(e->ack_waiting, j))
 			dm_send(e, (dm_slot_t)j, m);
@@ -274,9 +282,19 @@ dm_membership_unsettled(const struct dm_engine *e)
 	return e->roster_applied > e->roster_epoch;
 }
 
-/* How many retries a join whose acks are all in waits for our roster to
- * settle before it is given up (the roster lock is not held for ever). */
-#define UNSETTLED_RETRIES	8
+/* Did a member that acked our NODE_ADD do so from a roster label above
+ * ours?  (Its label when it acked: a member that no longer speaks, or
+ * whose name a restarted process answers for, does not count.) */
+bool
+dm_membership_acker_ahead(const struct dm_engine *e)
+{
+	return e->add_acked_label > e->roster_epoch;
+}
+
+/* How many retries a join whose acks are all in waits for us to be level
+ * with the members before it is given up (the roster lock is not held
+ * for ever). */
+#define LEVEL_RETRIES	8
 
 /* The roster timer while our NODE_ADD waits for acks: send it again to the
  * members that have not answered; once all have, see whether our roster
@@ -287,12 +305,11 @@ dm_membership_sponsor_retry(struct dm_engine *e)
 	if (!e->sponsoring)
 		return;
 	if (e->ack_waiting_n == 0) {
-		if (!dm_membership_unsettled(e)) {
+		if (!dm_membership_acker_ahead(e)) {
 			dm_membership_progress(e);
-		} else if (++e->unsettled_retries >= UNSETTLED_RETRIES) {
-			dm_log(e, DM_LOG_WARNING, "join given up: our roster is unsettled",
-			    NULL, DM_SLOT_NONE);
-			sponsor_cancel_add(e);	/* (every member took it) */
+		} else if (++e->level_retries >= LEVEL_RETRIES) {
+			dm_log(e, DM_LOG_WARNING, "join given up: members are at a roster label "
+			    "above ours", NULL, DM_SLOT_NONE);
 			dm_membership_sponsor_abort(e);
 		} else
 			dm_timer_arm(e, &e->roster_timer, e->now + dm_join_retry(e));
@@ -314,6 +331,8 @@ dm_roster_lock_permitted(struct dm_engine *e, struct dm_lock *l)
 	}
 	memset(e->ack_waiting, 0, sizeof(e->ack_waiting));
 	e->ack_waiting_n = 0;
+	e->add_acked_label = 0;
+	e->add_out = false;
 	if (e->joiner_superseded) {
 		/* A stale JOIN: give it up before any NODE_ADD goes out; a live
 		 * joiner retries (see dm_membership_note_sender()). */
@@ -434,7 +453,8 @@ dm_membership_on_join(struct dm_engine *e, dm_slot_t from, const char *peer,
 	e->joiner_superseded = false;
 	e->join_serial++;
 	e->sponsoring = true;
-	e->unsettled_retries = 0;
+	e->level_retries = 0;
+	e->add_out = false;
 	/* "The sponsor should then invoke mutual exclusion" on the roster lock. */
 	l = dm_lock_get(e, DM_ROSTER_LOCK, strlen(DM_ROSTER_LOCK), true);
 	if (l == NULL) {
@@ -456,6 +476,8 @@ dm_membership_on_node_add_ack(struct dm_engine *e, dm_slot_t from, const struct 
 	    !dm_bit_get(e->ack_waiting, from))
 		return 0;
 	dm_bit_set(e->ack_waiting, from, false);
+	if (m->roster_epoch > e->add_acked_label)
+		e->add_acked_label = m->roster_epoch;	/* (dm_membership_acker_ahead()) */
 	if (--e->ack_waiting_n == 0)
 		dm_membership_sponsor_finish(e);
 	return 0;

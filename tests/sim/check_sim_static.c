@@ -74,6 +74,11 @@ static const struct replay {
 	{ 156, 3, SIM_F_ALL, NULL },	/* leavers formed the static roster again */
 	{ 276, 3, SIM_F_ALL, NULL }, { 2282, 5, SIM_F_ALL, NULL }, { 2712, 3, SIM_F_ALL, NULL },
 	{ 18999, 6, SIM_F_CRASH | SIM_F_PARTITION, "maekawa" },	/* token order */
+	/* cf7b53f's breadth pass (session 38), partitions: the last member,
+	 * its roster unsettled and no member left to level it, refused every
+	 * join for good on that engine, which kept an unsettled sponsor from
+	 * admitting (dmlockd/engine/NOTES.md, "Session 38"). */
+	{ 23102, 15, SIM_F_PARTITION, NULL },
 };
 #define N_REPLAYS (sizeof(replays) / sizeof(replays[0]))
 
