@@ -245,7 +245,7 @@ struct dm_engine {
 	 * for a joiner's snapshot.  Unlike epoch, never learnt from gossip.
 	 * A label names one roster: a removal's label is taken only over the
 	 * announcer's names (dm_membership_failure.c).  A member acknowledges
-	 * no lease of a node whose label is behind roster_applied (dm_lease.c,
+	 * no lease of a node whose label is behind its own (dm_lease.c,
 	 * "stale rosters"). */
 	uint64_t	 roster_epoch;
 	/* The newest label of a removal applied, taken or not (>= the label).

@@ -157,8 +157,7 @@ dm_lease_round(struct dm_engine *e)
  * unsettled: since session 38 such a holder does not take the later
  * removal's label (its names differ from the announcer's: a label names
  * one roster, dm_membership_failure.c), so its label alone would let the
- * removed nodes' acks count; roster_applied remembers the removal, and it
- * refuses holders behind that as well.  (Taken over other names, the
+ * removed nodes' acks count; roster_applied remembers the removal.  (Taken over other names, the
  * label let a removed node that had applied a later removal count the ack
  * of a member that never heard of its removal: rcv 83366/7, NOTES.md
  * "Session 38".)  A member that merely lags (an announcement still on its
@@ -169,8 +168,10 @@ dm_lease_round(struct dm_engine *e)
 static bool
 lease_roster_behind(const struct dm_engine *e, dm_slot_t j)
 {
-	/* (roster_applied: a removal we applied without its label counts) */
-	return e->nodes[j].roster_epoch < e->roster_applied;
+	/* (Not roster_applied: refusing holders behind a removal applied
+	 * without its label made whole clusters restart -- lamport 20568/9
+	 * and 509087/16 on ac4dcfa; NOTES.md, "Session 38".) */
+	return e->nodes[j].roster_epoch < e->roster_epoch;
 }
 
 /*

@@ -154,6 +154,11 @@ static const struct replay {
 	 * refusals of its older heartbeats that a partition had held
 	 * (test_stale_refusals_restart_nobody) */
 	{ "lamport", 194596, 5, SIM_F_PARTITION },
+	/* ac4dcfa's breadth pass (session 38): a member whose roster was
+	 * unsettled (a removal applied without its label) refused holders
+	 * behind that removal, and every member restarted in turn
+	 * (dmlockd/engine/NOTES.md, "Session 38") */
+	{ "lamport", 20568, 9, SIM_F_CRASH }, { "lamport", 509087, 16, SIM_F_PARTITION },
 };
 
 START_TEST(replay)

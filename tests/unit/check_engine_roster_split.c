@@ -70,15 +70,16 @@ START_TEST(test_removal_label_taken_only_over_the_announcers_names)
 }
 END_TEST
 
-START_TEST(test_unsettled_roster_counts_no_lease_and_refuses_from_behind)
+START_TEST(test_unsettled_roster_counts_no_lease)
 {
 	/* pending-removals' two missed removals, since labels name one
 	 * roster: node0 misses node1's removals of node3 and node4 and
 	 * applies its removal of node2; its names differ from node1's, so
 	 * it keeps label 0 -- the label of node3 and node4, removed, cut off
 	 * with it and unaware.  Their acks must not count (3 of the 4 node0
-	 * lists), and node0 refuses their heartbeats as behind the removal
-	 * it applied. */
+	 * lists).  (node0 does not refuse their heartbeats: refusing holders
+	 * behind a removal applied without its label made whole clusters
+	 * restart, lamport 20568/9 and 509087/16.) */
 	struct dm_msg hb;
 	uint64_t serial;
 
@@ -100,14 +101,6 @@ START_TEST(test_unsettled_roster_counts_no_lease_and_refuses_from_behind)
 	}
 	ck_assert(!dm_lease_valid(C.e[0]));
 	ck_assert(!h_granted(&C, 1));
-	memset(&hb, 0, sizeof(hb));
-	hb.kind = DM_MSG_HEARTBEAT;
-	hb.serial = 77;
-	hb.incarnation = C.e[3]->incarnation;
-	hb.arg = dm_roster_digest(C.e[3]);
-	inject(3, 0, &hb);
-	ck_assert_ptr_nonnull(queued(0, 3, DM_MSG_HEARTBEAT_ACK));
-	ck_assert_uint_eq(queued(0, 3, DM_MSG_HEARTBEAT_ACK)->arg, DM_HEARTBEAT_REFUSED);
 }
 END_TEST
 
@@ -281,7 +274,7 @@ roster_split_suite(void)
 	tcase_add_checked_fixture(tc, NULL, teardown);
 	tcase_add_test(tc, test_removal_label_taken_only_over_the_announcers_names);
 	tcase_add_test(tc, test_removal_without_digest_leaves_the_label);
-	tcase_add_test(tc, test_unsettled_roster_counts_no_lease_and_refuses_from_behind);
+	tcase_add_test(tc, test_unsettled_roster_counts_no_lease);
 	tcase_add_test(tc, test_announcement_carries_the_announcers_roster);
 	tcase_add_test(tc, test_sponsor_behind_an_acker_does_not_admit);
 	tcase_add_test(tc, test_sponsor_admits_once_level);
