@@ -146,8 +146,8 @@ dm_lease_round(struct dm_engine *e)
  * message) is behind its own, and says so on a heartbeat: a node left
  * without a majority by such refusals restarts and rejoins through a
  * refuser (see the top), which brings it a current roster.  (Labels that
- * differ the other way: "stale ackers", below.)  (A removal we agreed to but have not seen applied: "pending removals",
- * below.)
+ * differ the other way: "stale ackers", below.)  (A removal we agreed
+ * to but have not seen applied: "pending removals", below.)
  *
  * Stale ackers.  The label alone does not say which removals a roster
  * applied: a holder that missed the announcements of two removals but

@@ -64,6 +64,7 @@ dm_membership_sponsor_abort(struct dm_engine *e)
 	hint_other_member(e, r, e->joiner);
 	send_to_name(e, e->joiner, r);
 	e->sponsoring = false;
+	e->add_out = false;
 	e->joiner[0] = '\0';
 	roster_lock_give_back(e, l);
 }
@@ -251,12 +252,7 @@ sponsor_broadcast_add(struct dm_engine *e)
 static uint64_t
 joiner_share(struct dm_engine *e)
 {
-	const struct dm_lock *l;
-
-	if (!e->sponsoring)
-		return 0;
-	l = dm_lock_get(e, DM_ROSTER_LOCK, strlen(DM_ROSTER_LOCK), false);
-	if (l == NULL || l->phase != DM_PHASE_HOLDING)
+	if (!e->sponsoring || !e->add_out)
 		return 0;	/* (no NODE_ADD out yet) */
 	return dm_roster_digest_share(e, e->joiner);
 }
@@ -298,11 +294,15 @@ dm_membership_acker_ahead(const struct dm_engine *e)
 
 /* The roster timer while our NODE_ADD waits for acks: send it again to the
  * members that have not answered; once all have, see whether our roster
- * has settled. */
+ * has settled.  Nothing before our NODE_ADD went out: the timer may be
+ * one a join we gave up armed, firing while the next join still waits
+ * for the roster lock, and its ack_waiting is the old join's (maekawa
+ * 13/14: a NODE_ADD went out without the roster lock, and a give-up
+ * then sent no cancel for it). */
 void
 dm_membership_sponsor_retry(struct dm_engine *e)
 {
-	if (!e->sponsoring)
+	if (!e->sponsoring || !e->add_out)
 		return;
 	if (e->ack_waiting_n == 0) {
 		if (!dm_membership_acker_ahead(e)) {

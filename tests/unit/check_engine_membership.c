@@ -10,6 +10,7 @@
 #define H_FILE_CLUSTER	/* engine_harness.h: one cluster C, teardown(), short names on C */
 #include "engine_harness.h"
 #include "dm_engine_private.h"	/* dm_roster_find: the incarnation a joiner lists */
+#include "dm_membership_private.h"	/* dm_join_retry */
 
 /* Deliver node from's SUSPECT (removal vote serial, ballot epoch) about
  * subject's incarnation inc to node to. */
@@ -1970,6 +1971,60 @@ START_TEST(test_token_of_another_incarnation_raises_ours)
 }
 END_TEST
 
+/* Held back for test_no_node_add_before_the_roster_lock: node2's acks of
+ * NODE_ADDs, and, once roster_replies_held, the permissions node0 needs. */
+static bool roster_replies_held;
+
+static bool
+hold_acks_and_roster_replies(const struct h_packet *p)
+{
+	return (p->from == 2 && p->msg.kind == DM_MSG_NODE_ADD_ACK) ||
+	    (roster_replies_held && p->to == 0 && p->msg.kind == DM_RA_REPLY);
+}
+
+START_TEST(test_no_node_add_before_the_roster_lock)
+{
+	/* maekawa 13/14 (partitions): n12 gave a join up while its NODE_ADD
+	 * waited for an ack; the roster timer that join had armed fired while
+	 * n12's next join waited for the roster lock, and sent the new
+	 * joiner's NODE_ADD to the old join's silent acker: a NODE_ADD
+	 * without the roster lock, which a give-up before the lock came would
+	 * not have cancelled. */
+	h_init_acquainted(&C, 4);
+	roster_replies_held = false;
+	C.hold = hold_acks_and_roster_replies;
+	h_join(&C, 4, 0, DM_FAILURE_MAJORITY, 44);
+	for (int k = 0; k < 100 && h_roster(&C, 1) < 5; k++)
+		h_advance(&C, C.now + 10);
+	ck_assert(C.e[0]->sponsoring && C.e[0]->add_out);	/* waiting for node2 */
+	h_join(&C, 4, 0, DM_FAILURE_MAJORITY, 45);		/* restarted: given up */
+	h_pump(&C);
+	ck_assert(!C.e[0]->sponsoring);
+	C.down[4] = true;
+	roster_replies_held = true;
+	h_join(&C, 5, 0, DM_FAILURE_MAJORITY, 55);
+	h_pump(&C);
+	ck_assert(C.e[0]->sponsoring);
+	ck_assert_str_eq(C.e[0]->joiner, "node5");
+
+	size_t adds = C.sent_kind[DM_MSG_NODE_ADD];
+	dm_msec_t until = C.now + 4 * dm_join_retry(C.e[0]);
+
+	while (C.now < until)
+		h_advance(&C, C.now + 100);
+	ck_assert_uint_eq(C.sent_kind[DM_MSG_NODE_ADD], adds);	/* no lock, no NODE_ADD */
+	for (int i = 1; i <= 3; i++)
+		ck_assert_uint_eq(dm_roster_find(C.e[i], "node5", 5), DM_SLOT_NONE);
+	/* The lock comes: the join goes through. */
+	roster_replies_held = false;
+	C.hold = NULL;
+	for (int k = 0; k < 200 && !h_ready(&C, 5); k++)
+		h_advance(&C, C.now + 100);
+	ck_assert(h_ready(&C, 5));
+	ck_assert_uint_gt(C.sent_kind[DM_MSG_NODE_ADD], adds);
+}
+END_TEST
+
 static Suite *
 membership_suite(void)
 {
@@ -2031,6 +2086,7 @@ membership_suite(void)
 	tcase_add_test(tc, test_stale_roster_gets_no_lease_acks);
 	tcase_add_test(tc, test_stale_label_taken_from_a_member_with_the_same_roster);
 	tcase_add_test(tc, test_token_of_another_incarnation_raises_ours);
+	tcase_add_test(tc, test_no_node_add_before_the_roster_lock);
 	suite_add_tcase(s, tc);
 	return s;
 }
