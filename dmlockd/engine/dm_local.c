@@ -107,6 +107,16 @@ client_grant(struct dm_engine *e, struct dm_client *c)
 	fx.u.grant.token = c->token;
 	fx.u.grant.deadline = grant_deadline(e);
 	dm_emit(e, &fx);
+	/* A holder needs the lease kept up.  The heartbeats stop while
+	 * nothing is held or waited for here (dm_lease_heartbeat_timer()),
+	 * and a grant made on a lease still running from before, with no
+	 * round of the algorithm's own (a token or rcv's roaming request
+	 * already here: only Ricart-Agrawala, Lamport and Maekawa open one
+	 * per request, dm_lease_round()), started none: the holder lost its
+	 * lock a lease after the last round, on a healthy cluster
+	 * (tests/cluster/60-algorithms.sh, rcv; 61, raymond; NOTES.md,
+	 * "Session 39"). */
+	dm_lease_activity(e);
 }
 
 /* May waiter c join the current local holders under the node's mode? */

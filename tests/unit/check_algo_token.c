@@ -6,6 +6,7 @@
  */
 #include "engine_harness.h"
 #include "dm_token.h"
+#include "dm_engine_private.h"	/* lease_ms, heartbeat_ms, dm_lease_valid */
 
 static const char *const algos[] = { "suzuki-kasami", "raymond", "naimi-trehel" };
 
@@ -66,6 +67,36 @@ START_TEST(repeat_costs_nothing)
 		h_pump(&c);
 	}
 	ck_assert_uint_eq(token_msgs(&c), before);
+	h_fini(&c);
+}
+END_TEST
+
+START_TEST(holder_keeps_the_lease_after_idle)
+{
+	/* tests/cluster/60-algorithms.sh (rcv) and 61 (raymond, suzuki-kasami)
+	 * lost locks on a healthy cluster (session 39): the heartbeats stop
+	 * while nothing is held or waited for, and a re-entry on the token
+	 * already here, granted on the lease still running from before,
+	 * started none; the holder lost its lock a lease after the last
+	 * round. */
+	struct h_cluster c;
+	dm_msec_t lease, beat;
+
+	t_init(&c, 3, algos[_i]);
+	lease = c.e[0]->lease_ms;
+	beat = c.e[0]->heartbeat_ms;
+	ck_assert_ptr_nonnull(acquire_pumped(&c, 0, 1, "a"));
+	ck_assert_int_eq(h_release(&c, 0, 1), 0);
+	h_pump(&c);
+	h_advance(&c, c.now + 2 * beat);	/* idle: the heartbeats stop */
+	ck_assert(dm_lease_valid(c.e[0]));	/* (the lease still runs) */
+	size_t tokens = token_msgs(&c);
+	ck_assert_ptr_nonnull(acquire_pumped(&c, 0, 2, "a"));
+	ck_assert_uint_eq(token_msgs(&c), tokens);	/* the token was here */
+	h_advance(&c, c.now + 3 * lease);	/* held for three leases */
+	ck_assert_ptr_null(h_find(&c, DM_FX_LOST, 2));
+	ck_assert(dm_lease_valid(c.e[0]));
+	ck_assert_int_eq(h_release(&c, 0, 2), 0);
 	h_fini(&c);
 }
 END_TEST
@@ -616,6 +647,7 @@ main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, registered);
 	tcase_add_loop_test(tc, repeat_costs_nothing, 0, 3);
+	tcase_add_loop_test(tc, holder_keeps_the_lease_after_idle, 0, 3);
 	tcase_add_loop_test(tc, withdrawn_request_loses_nobody, 0, 3);
 	tcase_add_loop_test(tc, lost_token_is_regenerated_under_invitation, 0, 3);
 	tcase_add_loop_test(tc, exclusion_and_fencing, 0, 3);
