@@ -177,12 +177,15 @@ void		 dm_lease_ack(struct dm_engine *e, dm_slot_t from, uint64_t serial);
 /* Algorithms with an election: this node accepted election epoch
  * (k, coord) at the epoch cut, as its coordinator when 'leading'.  From now
  * on it acknowledges no heartbeat of an older epoch (but its coordinator's
- * of the epoch it accepted before).  Its heartbeats carry the new epoch at
+ * of the epoch it accepted before, skipping epochs of the same coordinator
+ * that never started here: dm_lease.c).  Its heartbeats carry the new epoch at
  * once if it follows; if it leads, from dm_lease_election_led() on. */
 void		 dm_lease_election_epoch(struct dm_engine *e, uint64_t k, const char *coord,
 		    bool leading);
 /* The epoch this node leads starts (every member accepted, fence over). */
 void		 dm_lease_election_led(struct dm_engine *e);
+/* The epoch this node follows starts (its coordinator said so). */
+void		 dm_lease_election_followed(struct dm_engine *e);
 /* Election epochs compare by counter, then coordinator priority (the lower
  * name outranks): >0 if (ka, ca) is newer than (kb, cb). */
 int		 dm_lease_epoch_cmp(uint64_t ka, const char *ca, uint64_t kb, const char *cb);

@@ -471,6 +471,7 @@ on_new_state(struct dm_engine *e, struct dm_election *el, dm_slot_t from, const 
 	el->status = DM_EL_NORMAL;
 	el->members_at_epoch = dm_election_members(e);
 	el->epochs++;
+	dm_lease_election_followed(e);
 	dm_lock_timer_stop(e, dm_election_lock(e));
 	el_send(e, el, DM_EL_NS_ANSWER, from, m->serial, 0);
 	note(e, el, "new epoch", from);

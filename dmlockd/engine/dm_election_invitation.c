@@ -407,6 +407,7 @@ on_ready(struct dm_engine *e, struct dm_election *el, dm_slot_t from, const stru
 	el->parent[0] = '\0';
 	el->members_at_epoch = dm_election_members(e);
 	el->epochs++;
+	dm_lease_election_followed(e);
 	dm_lock_timer_stop(e, dm_election_lock(e));
 	inv_send(e, el, DM_EL_READY_ANSWER, from, m->serial, el->coord, 1);
 	note(e, el, "joined the group", from);

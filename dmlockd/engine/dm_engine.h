@@ -138,6 +138,8 @@ struct dm_engine_config {
 #define DM_BREAK_GREEDY_HANDOFF		(1u << 4) /* RA: hand off locally even past a deferred request */
 #define DM_BREAK_STALE_ROSTER		(1u << 5) /* a restarted node helps any prober rebuild a stale
 						   * roster: no epoch, label or record refusals */
+#define DM_BREAK_LATE_GRANT		(1u << 6) /* grant on any valid lease, however little of it
+						   * is left (dm_lease_grantable()) */
 
 enum dm_event_type {
 	DM_EV_TICK = 1,		/* only time passed: a deadline may be due */

@@ -377,9 +377,12 @@ struct dm_engine {
 	uint64_t	 rx_epoch_before;
 	/* Algorithms with an election (dm_election.h), see dm_lease.c: the
 	 * newest election epoch this node accepted and the one it accepted
-	 * before (counter 0: none), and the label its heartbeats carry (seq,
-	 * node): the epoch its holdings are accounted in. */
+	 * before (counter 0: none; an epoch of the same coordinator that never
+	 * started here does not count), and the label its heartbeats carry
+	 * (seq, node): the epoch its holdings are accounted in.  el_started:
+	 * el_accepted started here. */
 	struct dm_el_epoch el_accepted, el_before, el_label;
+	bool		 el_started;
 	struct dm_timer	 heartbeat_timer;
 	struct dm_timer	 lease_timer;
 	uint64_t	 heartbeat_serial;
@@ -457,6 +460,7 @@ bool		 dm_record_saw_removed(const struct dm_engine *e, const char *peer,
 uint64_t	 dm_msg_sender_incarnation(const struct dm_msg *m);
 bool		 dm_lease_needed(const struct dm_engine *e);
 bool		 dm_lease_valid(const struct dm_engine *e);
+bool		 dm_lease_grantable(const struct dm_engine *e);
 size_t		 dm_lease_ring_size(const struct dm_engine *e);
 
 /* dm_local.c: local clients and the node's phase per lock. */

@@ -23,7 +23,14 @@
  *  - a node that accepted epoch E acknowledges no heartbeat of an older
  *    epoch, except its coordinator's labelled with an epoch not older than
  *    the one this node accepted before E (the usual election: coordinator
- *    and members leave the same epoch together);
+ *    and members leave the same epoch together).  An epoch of E's own
+ *    coordinator that never started here does not count as "before": a
+ *    coordinator that leads a second election before its first epoch
+ *    started still labels its heartbeats with the epoch it worked in, and
+ *    nobody held anything of the epoch that never started (Raymond seed
+ *    16, --no-faults --nodes 3: n0 led epochs 6 and 8 back to back, its
+ *    members refused its heartbeats labelled 4, and its holder lost its
+ *    lock on a healthy cluster; NOTES-token.md, "Nested elections");
  *  - the new coordinator waits dm_lease_fence_ms() after the last
  *    acceptance before its epoch starts, so every lease renewed under an
  *    older epoch has run out by then.
@@ -77,6 +84,26 @@ bool
 dm_lease_valid(const struct dm_engine *e)
 {
 	return e->now < e->lease_until && e->lease_epoch >= e->epoch;
+}
+
+/*
+ * May a new local grant be made now?  The lease must be valid and have
+ * more than one heartbeat period left: the heartbeats stop while the node
+ * is idle, so a grant can come on the last moments of a lease renewed long
+ * before, and the round the grant starts (client_grant()) must have the
+ * period it is given to come back before the deadline passes.  Otherwise
+ * the grant waits for that round (dm_local_reconcile()).  Raymond seed 4
+ * (--no-faults --nodes 3): n1 was granted with 49 us of its lease left and
+ * lost the lock before the round it started returned, on a healthy
+ * cluster (NOTES.md, "Session 40").  A holder renewed by running
+ * heartbeats has lease_ms - heartbeat_ms - one round trip left at worst.
+ */
+bool
+dm_lease_grantable(const struct dm_engine *e)
+{
+	dm_msec_t margin = (e->breakage & DM_BREAK_LATE_GRANT) ? 0 : e->heartbeat_ms;
+
+	return !dm_lease_needed(e) || (dm_lease_valid(e) && e->lease_until - e->now > margin);
 }
 
 /*
@@ -629,7 +656,9 @@ dm_lease_election_epoch(struct dm_engine *e, uint64_t k, const char *coord, bool
 	if (e->el_accepted.k != 0 &&
 	    dm_lease_epoch_cmp(k, coord, e->el_accepted.k, e->el_accepted.coord) <= 0)
 		return;		/* the same again (epochs only grow here) */
-	e->el_before = e->el_accepted;
+	if (e->el_started || strcmp(e->el_accepted.coord, coord) != 0)
+		e->el_before = e->el_accepted;
+	e->el_started = false;
 	e->el_accepted.k = k;
 	memcpy(e->el_accepted.coord, coord, n);
 	e->el_accepted.coord[n] = '\0';
@@ -641,6 +670,13 @@ void
 dm_lease_election_led(struct dm_engine *e)
 {
 	e->el_label = e->el_accepted;
+	e->el_started = true;
+}
+
+void
+dm_lease_election_followed(struct dm_engine *e)
+{
+	e->el_started = true;
 }
 
 dm_msec_t

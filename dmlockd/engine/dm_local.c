@@ -183,12 +183,11 @@ dm_local_reconcile(struct dm_engine *e, struct dm_lock *l)
 			break;
 		}
 		/* DM_PHASE_HOLDING */
-		if (dm_lease_needed(e) && !dm_lease_valid(e) && l->holders.n == 0 &&
-		    head != NULL && !l->lost) {
+		if (!dm_lease_grantable(e) && l->holders.n == 0 && head != NULL && !l->lost) {
 			dm_lease_activity(e);	/* a heartbeat round will call us back */
 			break;
 		}
-		if (!l->lost && (!dm_lease_needed(e) || dm_lease_valid(e)))
+		if (!l->lost && dm_lease_grantable(e))
 			grant_from_head(e, l, l->fresh);
 		l->fresh = false;
 		if (l->holders.n == 0) {
@@ -299,7 +298,7 @@ dm_local_acquire(struct dm_engine *e, const struct dm_event *ev)
 		/* Granted now, or asked of the cluster as a fresh try, or refused. */
 		bool now_ok = l->phase == DM_PHASE_HOLDING && l->waiters.head == c && !l->lost &&
 		    compatible(l, c) && e->algo->may_handoff(e, l, c->mode) &&
-		    (!dm_lease_needed(e) || dm_lease_valid(e));
+		    dm_lease_grantable(e);
 		bool ask = l->phase == DM_PHASE_IDLE && l->waiters.head == c;
 		if (now_ok) {
 			client_grant(e, c);

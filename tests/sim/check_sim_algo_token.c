@@ -278,6 +278,16 @@ static const struct {
 	 * announced while a NODE_ADD is out (dmlockd/engine/NOTES.md,
 	 * "Session 38"). */
 	{ "raymond", 1967, 16, SIM_F_CRASH, "bully", false, false },
+	/* No faults at all (session 40's checker: a holder that loses its
+	 * lock on a healthy cluster fails the run).  Seed 4: n1 granted with
+	 * 49 us of its lease left, after an idle spell (dm_lease_grantable()).
+	 * Seeds 16 and 58: the coordinator led a second election before its
+	 * first epoch started, and its members refused the heartbeats of its
+	 * holder (dm_lease_election_epoch(); NOTES-token.md, "Nested
+	 * elections"). */
+	{ "raymond", 4, 3, 0, "bully", false, false },
+	{ "raymond", 16, 3, 0, "bully", false, false },
+	{ "suzuki-kasami", 58, 3, 0, "bully", false, false },
 };
 
 START_TEST(own_replay)

@@ -9,6 +9,8 @@
  *   DM_BREAK_NO_LEASE          -> mutual exclusion under partition (majority)
  *   DM_BREAK_GREEDY_HANDOFF    -> Appendix bound (local handoff past a
  *                                 deferred request: unfair but safe)
+ *   DM_BREAK_LATE_GRANT        -> liveness: a holder loses its lock on a
+ *                                 healthy cluster (Raymond, no faults)
  *   failure_policy = paper     -> mutual exclusion under partition,
  *                                 while majority passes the same seeds.
  *   safety_only (dmlock-sim --safety-only, for campaigns that mix fault
@@ -93,6 +95,20 @@ START_TEST(greedy_handoff_breaks_appendix_bound)
 }
 END_TEST
 
+START_TEST(late_grant_loses_locks_on_a_healthy_cluster)
+{
+	/* A grant on the last moments of a lease renewed before an idle
+	 * spell: the holder loses its lock before the round the grant
+	 * starts comes back (Raymond seed 4, session 40). */
+	struct sim_config cfg = {
+		.nodes = 3, .algorithm = "raymond",
+		.breakage = DM_BREAK_LATE_GRANT,
+	};
+
+	ck_assert_uint_ne(find_violation(cfg, SIM_V_LIVENESS), 0);
+}
+END_TEST
+
 START_TEST(no_lease_breaks_exclusion_under_partition)
 {
 	struct sim_config cfg = {
@@ -166,6 +182,7 @@ main(void)
 	tcase_add_test(tc, probe_bare_reply_breaks_exclusion);
 	tcase_add_test(tc, stale_token_breaks_token_order);
 	tcase_add_test(tc, greedy_handoff_breaks_appendix_bound);
+	tcase_add_test(tc, late_grant_loses_locks_on_a_healthy_cluster);
 	tcase_add_test(tc, no_lease_breaks_exclusion_under_partition);
 	tcase_add_test(tc, paper_policy_fails_under_partition_majority_holds);
 	tcase_add_test(tc, safety_only_still_checks_safety);

@@ -55,7 +55,7 @@ usage(FILE *out)
 	    "  --workload random|forever|light|heavy\n"
 	    "  --no-shared          exclusive requests only\n"
 	    "  --break never-defer|probe-bare-reply|stale-token|no-lease|greedy-handoff|\n"
-	    "          stale-roster (negative control)\n"
+	    "          stale-roster|late-grant (negative control)\n"
 	    "  --metrics            RA section 5 figures: fault-free light and heavy load\n"
 	    "  --trace              print every event of the run\n"
 	    "  --fingerprints       print each seed's event count and trace hash (two\n"
@@ -105,6 +105,8 @@ breakage_flag(const char *s)
 		return DM_BREAK_GREEDY_HANDOFF;
 	if (strcmp(s, "stale-roster") == 0)
 		return DM_BREAK_STALE_ROSTER;
+	if (strcmp(s, "late-grant") == 0)
+		return DM_BREAK_LATE_GRANT;
 	return 0;
 }
 

@@ -147,6 +147,22 @@ sw_client_action(struct sim_world *w, int n, unsigned c)
 	}
 }
 
+/*
+ * A holder lost its lock (its deadline passed, or the engine said LOST).
+ * With faults that is the lease doing its job; in a fault-free run it is a
+ * healthy cluster dropping a holder, which a lock service must not do
+ * (NOTES.md, "Session 40": grants on the last moments of a lease, and a
+ * coordinator's members refusing its heartbeats after two elections).
+ */
+void
+sw_holder_lost(struct sim_world *w, int n, const struct sim_client *cl, const char *how)
+{
+	if (w->cfg.faults != 0 || w->cfg.safety_only || sw_violated(w))
+		return;
+	sw_fail(w, SIM_V_LIVENESS, "%s client %#" PRIx64 " lost its lock on a healthy"
+	    " cluster (%s)", w->nodes[n].name, cl->handle, how);
+}
+
 void
 sw_client_expired(struct sim_world *w, int n, unsigned c)
 {
@@ -157,6 +173,7 @@ sw_client_expired(struct sim_world *w, int n, unsigned c)
 		return;
 	TRACE(w, "%s: client %#" PRIx64 " deadline passed: treats the lock as lost",
 	    nd->name, cl->handle);
+	sw_holder_lost(w, n, cl, "its deadline passed");
 	if (sim_check_end(&w->ck, w->now, cl->handle) < 0)
 		return;
 	sw_note_holders(w, n, cl->lock, -1, 0);

@@ -252,6 +252,7 @@ fx_lost(struct sim_world *w, int n, const struct dm_effect *fx)
 	    fx->u.lost.handle, fx->u.lost.reason);
 	if (!cl || cl->state != C_HOLDING)
 		return;		/* already released or expired on its own */
+	sw_holder_lost(w, n, cl, "LOST");
 	if (sim_check_end(&w->ck, w->now, cl->handle) < 0)
 		return;
 	sw_note_holders(w, n, cl->lock, -1, 0);

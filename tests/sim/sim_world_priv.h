@@ -188,6 +188,7 @@ void sw_client_schedule(struct sim_world *w, int n, unsigned c, sim_time_t after
 void sw_client_done(struct sim_world *w, int n, unsigned c);
 void sw_client_action(struct sim_world *w, int n, unsigned c);
 void sw_client_expired(struct sim_world *w, int n, unsigned c);
+void sw_holder_lost(struct sim_world *w, int n, const struct sim_client *cl, const char *how);
 void sw_input(struct sim_world *w, int n, enum input_type type, uint64_t handle, uint64_t arg);
 void sw_do_input(struct sim_world *w, const struct sim_event *sev);
 

@@ -101,6 +101,36 @@ START_TEST(holder_keeps_the_lease_after_idle)
 }
 END_TEST
 
+START_TEST(grant_waits_for_a_fresh_lease)
+{
+	/* Raymond seed 4 (--no-faults --nodes 3, session 40): after an idle
+	 * spell a re-entry was granted with 49 us of the lease left, and the
+	 * holder lost its lock before the round its grant started came back.
+	 * A grant needs more than a heartbeat period of lease left; otherwise
+	 * it waits for the round. */
+	struct h_cluster c;
+	dm_msec_t beat;
+	const struct h_fx *g;
+
+	t_init(&c, 3, algos[_i]);
+	beat = c.e[0]->heartbeat_ms;
+	ck_assert_ptr_nonnull(acquire_pumped(&c, 0, 1, "a"));
+	ck_assert_int_eq(h_release(&c, 0, 1), 0);
+	h_pump(&c);
+	h_advance(&c, c.e[0]->lease_until - beat / 2);	/* idle: the heartbeats stop */
+	ck_assert(dm_lease_valid(c.e[0]));		/* (the lease still runs) */
+	h_acquire(&c, 0, 2, "a", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	ck_assert_msg(h_find(&c, DM_FX_GRANT, 2) == NULL,
+	    "%s: granted with %u ms of the lease left", algos[_i],
+	    (unsigned)(c.e[0]->lease_until - c.now));
+	h_pump(&c);					/* the round comes back */
+	g = h_find(&c, DM_FX_GRANT, 2);
+	ck_assert_ptr_nonnull(g);
+	ck_assert_uint_gt(g->deadline, c.now + beat);
+	h_fini(&c);
+}
+END_TEST
+
 START_TEST(exclusion_and_fencing)
 {
 	/* Two waiters behind a holder: exactly one enters at each release,
@@ -480,9 +510,29 @@ START_TEST(old_epoch_heartbeat_not_acked)
 	el_inject(&c, 1, 0, DM_EL_ENTER_ELECTION, 7);
 	el_inject(&c, 1, 0, DM_EL_SET_COORDINATOR, 7);
 	ck_assert_uint_eq(last_sent(&c, 1, DM_EL_SC_ANSWER)->arg, 0);	/* (7, node0) */
+	/* (5, node0) never started here, and node0 leads 7 too: it counts
+	 * for nothing, and node0 may still label the epoch it worked in. */
 	ck_assert(heartbeat_acked(&c, 1, 0, 5, "node0", 78));
-	ck_assert(!heartbeat_acked(&c, 1, 0, 4, "node0", 79));
+	ck_assert(heartbeat_acked(&c, 1, 0, 4, "node0", 79));
 	ck_assert(!heartbeat_acked(&c, 1, 2, 5, "node0", 80));	/* not from our coordinator */
+	/* Once (7, node0) started here, it is the epoch before the next. */
+	el_inject(&c, 1, 0, DM_EL_NEW_STATE, 7);
+	ck_assert_uint_gt(c.sent_kind[DM_EL_NS_ANSWER], 0);
+	el_inject(&c, 1, 0, DM_EL_ENTER_ELECTION, 9);
+	el_inject(&c, 1, 0, DM_EL_SET_COORDINATOR, 9);
+	ck_assert_uint_eq(last_sent(&c, 1, DM_EL_SC_ANSWER)->arg, 0);	/* (9, node0) */
+	ck_assert(heartbeat_acked(&c, 1, 0, 7, "node0", 81));
+	ck_assert(!heartbeat_acked(&c, 1, 0, 5, "node0", 82));
+	/* An epoch of another coordinator counts, started or not: node2
+	 * accepts (5, node1), never started, then (7, node0). */
+	el_inject(&c, 2, 1, DM_EL_ENTER_ELECTION, 5);
+	el_inject(&c, 2, 1, DM_EL_SET_COORDINATOR, 5);
+	ck_assert_uint_eq(last_sent(&c, 2, DM_EL_SC_ANSWER)->arg, 0);	/* (5, node1) */
+	el_inject(&c, 2, 0, DM_EL_ENTER_ELECTION, 7);
+	el_inject(&c, 2, 0, DM_EL_SET_COORDINATOR, 7);
+	ck_assert_uint_eq(last_sent(&c, 2, DM_EL_SC_ANSWER)->arg, 0);	/* (7, node0) */
+	ck_assert(heartbeat_acked(&c, 2, 0, 5, "node1", 83));
+	ck_assert(!heartbeat_acked(&c, 2, 0, 4, "node0", 84));
 	h_fini(&c);
 }
 END_TEST
@@ -559,6 +609,48 @@ START_TEST(coordinator_keeps_its_lock_across_its_election)
 	ck_assert_ptr_nonnull(hb);
 	ck_assert_uint_gt(hb->seq, 2);
 	ck_assert_str_eq(hb->node, "node0");
+	ck_assert_ptr_null(h_find(&c, DM_FX_LOST, 1));
+	h_fini(&c);
+}
+END_TEST
+
+START_TEST(coordinator_keeps_its_lock_across_nested_elections)
+{
+	/* Raymond seed 16 (--no-faults --nodes 3): the coordinator led a
+	 * second election before its first epoch started.  Its heartbeats
+	 * still carried the epoch it worked in, older than the first new
+	 * epoch, which its members took for the one they accepted before the
+	 * second: they acknowledged nothing and its holder lost its lock on a
+	 * healthy cluster.  An epoch of the same coordinator that never
+	 * started does not count as "before". */
+	struct h_cluster c;
+	const struct dm_msg *hb;
+	dm_msec_t t0, fence;
+	size_t answers;
+
+	t_init(&c, 3, algos[_i]);
+	fence = h_fence_ms(&c);
+	ck_assert_ptr_nonnull(acquire_pumped(&c, 0, 1, "m"));
+	el_inject(&c, 0, 2, DM_EL_ARE_YOU_UP, 2);	/* node0 leads an election */
+	h_pump(&c);
+	answers = c.sent_kind[DM_EL_SC_ANSWER];
+	ck_assert_uint_gt(answers, 0);
+	h_advance(&c, c.now + fence / 2);
+	ck_assert_uint_eq(c.sent_kind[DM_EL_NEW_STATE], 0);
+	el_inject(&c, 0, 1, DM_EL_ARE_YOU_UP, 3);	/* and a second before it starts */
+	h_pump(&c);
+	ck_assert_uint_gt(c.sent_kind[DM_EL_SC_ANSWER], answers);
+	t0 = c.now;
+	h_advance(&c, t0 + fence - 10);
+	ck_assert_uint_eq(c.sent_kind[DM_EL_NEW_STATE], 0);
+	hb = h_last_sent(&c, 0, 1, DM_MSG_HEARTBEAT);
+	ck_assert_ptr_nonnull(hb);
+	ck_assert_uint_eq(hb->seq, 0);		/* still the epoch it worked in */
+	ck_assert_msg(h_find(&c, DM_FX_LOST, 1) == NULL,
+	    "%s: the coordinator's holder lost its lock during its second election",
+	    algos[_i]);
+	h_advance(&c, t0 + fence + 1000);
+	ck_assert_uint_gt(c.sent_kind[DM_EL_NEW_STATE], 0);
 	ck_assert_ptr_null(h_find(&c, DM_FX_LOST, 1));
 	h_fini(&c);
 }
@@ -648,6 +740,7 @@ main(void)
 	tcase_add_test(tc, registered);
 	tcase_add_loop_test(tc, repeat_costs_nothing, 0, 3);
 	tcase_add_loop_test(tc, holder_keeps_the_lease_after_idle, 0, 3);
+	tcase_add_loop_test(tc, grant_waits_for_a_fresh_lease, 0, 3);
 	tcase_add_loop_test(tc, withdrawn_request_loses_nobody, 0, 3);
 	tcase_add_loop_test(tc, lost_token_is_regenerated_under_invitation, 0, 3);
 	tcase_add_loop_test(tc, exclusion_and_fencing, 0, 3);
@@ -662,6 +755,7 @@ main(void)
 	tcase_add_loop_test(tc, new_epoch_waits_one_lease, 0, 3);
 	tcase_add_loop_test(tc, permission_without_grant_does_not_cross_a_cut, 0, 3);
 	tcase_add_loop_test(tc, coordinator_keeps_its_lock_across_its_election, 0, 3);
+	tcase_add_loop_test(tc, coordinator_keeps_its_lock_across_nested_elections, 0, 3);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
