@@ -662,8 +662,18 @@ dm_lease_election_epoch(struct dm_engine *e, uint64_t k, const char *coord, bool
 	e->el_accepted.k = k;
 	memcpy(e->el_accepted.coord, coord, n);
 	e->el_accepted.coord[n] = '\0';
-	if (!leading)
-		e->el_label = e->el_accepted;
+	if (leading)
+		return;
+	e->el_label = e->el_accepted;
+	/* The members that accepted the epoch before us acknowledge no
+	 * heartbeat of the one we labelled until now: renew under the new
+	 * label at once rather than a heartbeat period later.  Otherwise a
+	 * second election a period after the first leaves every heartbeat of
+	 * ours one epoch behind a majority, and a holder here loses its lock
+	 * on a healthy cluster (raymond 11913/10, --no-faults; NOTES.md,
+	 * "Session 40"). */
+	if (lease_wanted(e))
+		lease_send_heartbeat(e);
 }
 
 void

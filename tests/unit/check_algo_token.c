@@ -537,6 +537,31 @@ START_TEST(old_epoch_heartbeat_not_acked)
 }
 END_TEST
 
+START_TEST(follower_renews_under_a_new_epoch_at_once)
+{
+	/* Raymond 11913/10 (--no-faults): n4 held lock/c through two
+	 * elections a few milliseconds apart.  The members that accepted
+	 * each epoch before it acknowledged none of its heartbeats, which
+	 * kept the label of the epoch before until its next period, and its
+	 * holder lost the lock on a healthy cluster.  A follower with a
+	 * holder sends a heartbeat under the new label as it accepts. */
+	struct h_cluster c;
+	const struct dm_msg *hb;
+
+	t_init(&c, 3, algos[_i]);
+	ck_assert_ptr_nonnull(acquire_pumped(&c, 1, 1, "m"));
+	ck_assert_ptr_null(last_sent(&c, 1, DM_MSG_HEARTBEAT));	/* (all delivered) */
+	el_inject(&c, 1, 0, DM_EL_ENTER_ELECTION, 5);
+	el_inject(&c, 1, 0, DM_EL_SET_COORDINATOR, 5);
+	ck_assert_uint_eq(last_sent(&c, 1, DM_EL_SC_ANSWER)->arg, 0);	/* (5, node0) */
+	hb = last_sent(&c, 1, DM_MSG_HEARTBEAT);
+	ck_assert_msg(hb != NULL, "%s: no heartbeat under the accepted epoch", algos[_i]);
+	ck_assert_uint_eq(hb->seq, 5);
+	ck_assert_str_eq(hb->node, "node0");
+	h_fini(&c);
+}
+END_TEST
+
 START_TEST(new_epoch_waits_one_lease)
 {
 	/* The other half of the fix for 590936/9: once every member accepted,
@@ -742,6 +767,7 @@ main(void)
 	tcase_add_loop_test(tc, joining_node_answers_elections_passively, 0, 3);
 	tcase_add_loop_test(tc, old_epoch_heartbeat_not_acked, 0, 3);
 	tcase_add_loop_test(tc, new_epoch_waits_one_lease, 0, 3);
+	tcase_add_loop_test(tc, follower_renews_under_a_new_epoch_at_once, 0, 3);
 	tcase_add_loop_test(tc, permission_without_grant_does_not_cross_a_cut, 0, 3);
 	tcase_add_loop_test(tc, coordinator_keeps_its_lock_across_its_election, 0, 3);
 	tcase_add_loop_test(tc, coordinator_keeps_its_lock_across_nested_elections, 0, 3);
