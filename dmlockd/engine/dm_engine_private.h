@@ -461,6 +461,11 @@ uint64_t	 dm_msg_sender_incarnation(const struct dm_msg *m);
 bool		 dm_lease_needed(const struct dm_engine *e);
 bool		 dm_lease_valid(const struct dm_engine *e);
 bool		 dm_lease_grantable(const struct dm_engine *e);
+void		 dm_lease_renew_if_wanted(struct dm_engine *e);
+/* dm_lease_election.c: may a heartbeat with this election label be
+ * acknowledged? */
+bool		 dm_lease_election_label_acceptable(const struct dm_engine *e, dm_slot_t from,
+		    const struct dm_msg *m);
 size_t		 dm_lease_ring_size(const struct dm_engine *e);
 
 /* dm_local.c: local clients and the node's phase per lock. */

@@ -14,26 +14,7 @@
  * DM_BREAK_NO_LEASE, there is no lease and grants carry no deadline.
  *
  * With an election (token algorithms, hierarchical), the lease also fences
- * election epochs (NOTES-token.md, "Two coordinators in one roster epoch"):
- *  - a heartbeat carries the epoch its sender's holdings are accounted in:
- *    a follower's is the epoch it accepted (it reported what it holds to
- *    that coordinator first); a coordinator's stays the epoch it worked in
- *    before until its own epoch starts, since what it holds was never
- *    reported to anyone;
- *  - a node that accepted epoch E acknowledges no heartbeat of an older
- *    epoch, except its coordinator's labelled with an epoch not older than
- *    the one this node accepted before E (the usual election: coordinator
- *    and members leave the same epoch together).  An epoch of E's own
- *    coordinator that never started here does not count as "before": a
- *    coordinator that leads a second election before its first epoch
- *    started still labels its heartbeats with the epoch it worked in, and
- *    nobody held anything of the epoch that never started (Raymond seed
- *    16, --no-faults --nodes 3: n0 led epochs 6 and 8 back to back, its
- *    members refused its heartbeats labelled 4, and its holder lost its
- *    lock on a healthy cluster; NOTES-token.md, "Nested elections");
- *  - the new coordinator waits dm_lease_fence_ms() after the last
- *    acceptance before its epoch starts, so every lease renewed under an
- *    older epoch has run out by then.
+ * election epochs: dm_lease_election.c.
  *
  * Refused by a majority: an active member that holds an agreement to
  * remove this node for good (the prober was removed before the outcome
@@ -454,25 +435,6 @@ dm_lease_timer(struct dm_engine *e)
 	dm_local_lose_all(e, -ETIMEDOUT, false);
 }
 
-static int
-epoch_cmp(const struct dm_msg *m, const struct dm_el_epoch *b)
-{
-	return dm_lease_epoch_cmp(m->seq, m->node, b->k, b->coord);
-}
-
-/* May we acknowledge a heartbeat labelled with election epoch (m->seq,
- * m->node)?  See the top. */
-static bool
-election_label_acceptable(const struct dm_engine *e, dm_slot_t from, const struct dm_msg *m)
-{
-	const char *sender = dm_roster_name(e, from);
-
-	if (e->el_accepted.k == 0 || epoch_cmp(m, &e->el_accepted) >= 0)
-		return true;
-	return sender != NULL && strcmp(sender, e->el_accepted.coord) == 0 &&
-	    epoch_cmp(m, &e->el_before) >= 0;
-}
-
 static bool lease_label_catch_up(struct dm_engine *e, dm_slot_t from, uint64_t label,
     uint64_t digest);
 
@@ -520,7 +482,7 @@ dm_lease_on_heartbeat(struct dm_engine *e, dm_slot_t from, const struct dm_msg *
 		dm_send(e, from, ack);
 		return 0;
 	}
-	if (!election_label_acceptable(e, from, m)) {
+	if (!dm_lease_election_label_acceptable(e, from, m)) {
 		/* It still works in an election epoch older than the one we
 		 * accepted: whatever it holds of that epoch must lapse before
 		 * our coordinator's epoch starts. */
@@ -640,63 +602,11 @@ lease_acked(struct dm_engine *e, dm_slot_t from, uint64_t serial, const struct d
 	dm_local_extend_all(e);
 }
 
-int
-dm_lease_epoch_cmp(uint64_t ka, const char *ca, uint64_t kb, const char *cb)
-{
-	if (ka != kb)
-		return ka > kb ? 1 : -1;
-	return -strcmp(ca, cb);
-}
-
+/* Renew now if a lease is wanted here (a new election label: see
+ * dm_lease_election_epoch()). */
 void
-dm_lease_election_epoch(struct dm_engine *e, uint64_t k, const char *coord, bool leading)
+dm_lease_renew_if_wanted(struct dm_engine *e)
 {
-	size_t n = strnlen(coord, DM_NODE_NAME_MAX);
-
-	if (e->el_accepted.k != 0 &&
-	    dm_lease_epoch_cmp(k, coord, e->el_accepted.k, e->el_accepted.coord) <= 0)
-		return;		/* the same again (epochs only grow here) */
-	if (e->el_started || strcmp(e->el_accepted.coord, coord) != 0)
-		e->el_before = e->el_accepted;
-	e->el_started = false;
-	e->el_accepted.k = k;
-	memcpy(e->el_accepted.coord, coord, n);
-	e->el_accepted.coord[n] = '\0';
-	if (leading)
-		return;
-	e->el_label = e->el_accepted;
-	/* The members that accepted the epoch before us acknowledge no
-	 * heartbeat of the one we labelled until now: renew under the new
-	 * label at once rather than a heartbeat period later.  Otherwise a
-	 * second election a period after the first leaves every heartbeat of
-	 * ours one epoch behind a majority, and a holder here loses its lock
-	 * on a healthy cluster (raymond 11913/10, --no-faults; NOTES.md,
-	 * "Session 40"). */
 	if (lease_wanted(e))
 		lease_send_heartbeat(e);
-}
-
-void
-dm_lease_election_led(struct dm_engine *e)
-{
-	e->el_label = e->el_accepted;
-	e->el_started = true;
-}
-
-void
-dm_lease_election_followed(struct dm_engine *e)
-{
-	e->el_started = true;
-}
-
-dm_msec_t
-dm_lease_fence_ms(const struct dm_engine *e)
-{
-	double rho = (double)e->drift_ppm / 1e6;
-	double wait = ((double)e->lease_ms / (1.0 - rho) + (double)e->stop_ms) * (1.0 + rho);
-	dm_msec_t ms = (dm_msec_t)wait;
-
-	if (!dm_lease_needed(e))
-		return 0;
-	return ms + 1;	/* (rounded up, and then some) */
 }

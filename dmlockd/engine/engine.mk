@@ -19,6 +19,7 @@ libdmengine_la_SOURCES = \
 	dmlockd/engine/dm_membership_vote.c dmlockd/engine/dm_member_record.c \
 	dmlockd/engine/dm_static_hello.c \
 	dmlockd/engine/dm_lease.c \
+	dmlockd/engine/dm_lease_election.c \
 	dmlockd/engine/dm_describe.c \
 	dmlockd/engine/algo_ricart.c
 # Per-target flags give the objects their own names (others compile dm_types.c too).
