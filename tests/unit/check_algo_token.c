@@ -477,6 +477,16 @@ heartbeat_acked(struct h_cluster *c, int to, int from, uint64_t k, const char *c
 	return ack != NULL && ack->serial == serial && ack->arg != DM_HEARTBEAT_REFUSED;
 }
 
+/* Node accepts election epoch k with coordinator coord (both on the
+ * simulated wire), and says so. */
+static void
+accept_epoch(struct h_cluster *c, int node, int coord, uint64_t k)
+{
+	el_inject(c, node, coord, DM_EL_ENTER_ELECTION, k);
+	el_inject(c, node, coord, DM_EL_SET_COORDINATOR, k);
+	ck_assert_uint_eq(last_sent(c, node, DM_EL_SC_ANSWER)->arg, 0);	/* accepted */
+}
+
 START_TEST(old_epoch_heartbeat_not_acked)
 {
 	/* dmlock-sim --algorithm raymond --election bully --seed 590936
@@ -494,9 +504,7 @@ START_TEST(old_epoch_heartbeat_not_acked)
 
 	t_init(&c, 3, algos[_i]);
 	ck_assert(heartbeat_acked(&c, 1, 2, 1, "node0", 70));	/* nothing accepted yet */
-	el_inject(&c, 1, 0, DM_EL_ENTER_ELECTION, 5);
-	el_inject(&c, 1, 0, DM_EL_SET_COORDINATOR, 5);
-	ck_assert_uint_eq(last_sent(&c, 1, DM_EL_SC_ANSWER)->arg, 0);	/* (5, node0) accepted */
+	accept_epoch(&c, 1, 0, 5);	/* (5, node0) accepted */
 	ck_assert(!heartbeat_acked(&c, 1, 2, 1, "node0", 71));
 	ck_assert(!heartbeat_acked(&c, 1, 2, 4, "node0", 72));
 	ck_assert(!heartbeat_acked(&c, 1, 2, 0, "", 73));		/* no epoch at all */
@@ -507,9 +515,7 @@ START_TEST(old_epoch_heartbeat_not_acked)
 	 * worked in before until its own starts (what it holds is accounted
 	 * there): acknowledged unless older than our own previous epoch. */
 	ck_assert(heartbeat_acked(&c, 1, 0, 1, "node0", 77));
-	el_inject(&c, 1, 0, DM_EL_ENTER_ELECTION, 7);
-	el_inject(&c, 1, 0, DM_EL_SET_COORDINATOR, 7);
-	ck_assert_uint_eq(last_sent(&c, 1, DM_EL_SC_ANSWER)->arg, 0);	/* (7, node0) */
+	accept_epoch(&c, 1, 0, 7);	/* (7, node0) */
 	/* (5, node0) never started here, and node0 leads 7 too: it counts
 	 * for nothing, and node0 may still label the epoch it worked in. */
 	ck_assert(heartbeat_acked(&c, 1, 0, 5, "node0", 78));
@@ -518,19 +524,13 @@ START_TEST(old_epoch_heartbeat_not_acked)
 	/* Once (7, node0) started here, it is the epoch before the next. */
 	el_inject(&c, 1, 0, DM_EL_NEW_STATE, 7);
 	ck_assert_uint_gt(c.sent_kind[DM_EL_NS_ANSWER], 0);
-	el_inject(&c, 1, 0, DM_EL_ENTER_ELECTION, 9);
-	el_inject(&c, 1, 0, DM_EL_SET_COORDINATOR, 9);
-	ck_assert_uint_eq(last_sent(&c, 1, DM_EL_SC_ANSWER)->arg, 0);	/* (9, node0) */
+	accept_epoch(&c, 1, 0, 9);	/* (9, node0) */
 	ck_assert(heartbeat_acked(&c, 1, 0, 7, "node0", 81));
 	ck_assert(!heartbeat_acked(&c, 1, 0, 5, "node0", 82));
 	/* An epoch of another coordinator counts, started or not: node2
 	 * accepts (5, node1), never started, then (7, node0). */
-	el_inject(&c, 2, 1, DM_EL_ENTER_ELECTION, 5);
-	el_inject(&c, 2, 1, DM_EL_SET_COORDINATOR, 5);
-	ck_assert_uint_eq(last_sent(&c, 2, DM_EL_SC_ANSWER)->arg, 0);	/* (5, node1) */
-	el_inject(&c, 2, 0, DM_EL_ENTER_ELECTION, 7);
-	el_inject(&c, 2, 0, DM_EL_SET_COORDINATOR, 7);
-	ck_assert_uint_eq(last_sent(&c, 2, DM_EL_SC_ANSWER)->arg, 0);	/* (7, node0) */
+	accept_epoch(&c, 2, 1, 5);	/* (5, node1) */
+	accept_epoch(&c, 2, 0, 7);	/* (7, node0) */
 	ck_assert(heartbeat_acked(&c, 2, 0, 5, "node1", 83));
 	ck_assert(!heartbeat_acked(&c, 2, 0, 4, "node0", 84));
 	h_fini(&c);
@@ -551,9 +551,7 @@ START_TEST(follower_renews_under_a_new_epoch_at_once)
 	t_init(&c, 3, algos[_i]);
 	ck_assert_ptr_nonnull(acquire_pumped(&c, 1, 1, "m"));
 	ck_assert_ptr_null(last_sent(&c, 1, DM_MSG_HEARTBEAT));	/* (all delivered) */
-	el_inject(&c, 1, 0, DM_EL_ENTER_ELECTION, 5);
-	el_inject(&c, 1, 0, DM_EL_SET_COORDINATOR, 5);
-	ck_assert_uint_eq(last_sent(&c, 1, DM_EL_SC_ANSWER)->arg, 0);	/* (5, node0) */
+	accept_epoch(&c, 1, 0, 5);	/* (5, node0) */
 	hb = last_sent(&c, 1, DM_MSG_HEARTBEAT);
 	ck_assert_msg(hb != NULL, "%s: no heartbeat under the accepted epoch", algos[_i]);
 	ck_assert_uint_eq(hb->seq, 5);
