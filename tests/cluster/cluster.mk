@@ -45,4 +45,4 @@ noinst_PROGRAMS += bench/cluster_bench
 bench_cluster_bench_SOURCES = bench/cluster_bench.c
 bench_cluster_bench_CFLAGS = $(AM_CFLAGS) $(OPENSSL_CFLAGS) -pthread
 bench_cluster_bench_LDADD = libdmlock.la $(OPENSSL_LIBS) -lpthread
-EXTRA_DIST += bench/cluster_bench.sh bench/README.md
+EXTRA_DIST += bench/cluster_bench.sh bench/election_stall.sh bench/README.md
