@@ -110,11 +110,25 @@ dm_token_lock(struct dm_engine *e, struct dm_lock *l)
 	return t;
 }
 
+/*
+ * The waiter's watchdog: T_fail without the token, and the token or the
+ * request may be lost (dm_token_timer() starts a new epoch).  A waiter
+ * queued behind a long critical section cannot tell that wait from a lost
+ * token, and every epoch stops every token for its fence; so each epoch a
+ * wait started doubles its next wait, up to 2^DM_TOKEN_OVERDUE_MAX T_fail
+ * (bench/election_stall.sh; NOTES-token.md, "Elections on a healthy
+ * cluster").  A grant, a withdrawal or a new request starts again at
+ * T_fail.
+ */
+#define DM_TOKEN_OVERDUE_MAX	3
+
 static void
 watchdog(struct dm_engine *e, struct dm_lock *l, struct dm_tlock *t)
 {
+	dm_msec_t t_fail = dm_request_timeout(e) + dm_probe_timeout(e);
+
 	if (t->wanting && !t->in_cs)
-		dm_lock_timer_arm(e, l, dm_now(e) + dm_request_timeout(e) + dm_probe_timeout(e));
+		dm_lock_timer_arm(e, l, dm_now(e) + (t_fail << t->overdue));
 	else
 		dm_lock_timer_stop(e, l);
 }
@@ -128,6 +142,7 @@ dm_token_enter(struct dm_engine *e, struct dm_lock *l)
 		return;
 	t->wanting = false;
 	t->in_cs = true;
+	t->overdue = 0;
 	dm_lock_timer_stop(e, l);
 	dm_lock_permitted(e, l);
 }
@@ -251,6 +266,7 @@ dm_token_request(struct dm_engine *e, struct dm_lock *l, enum dm_mode mode, bool
 	if (mode != DM_MODE_EXCLUSIVE)
 		return -EOPNOTSUPP;
 	t->wanting = true;
+	t->overdue = 0;
 	link_lock(tn, t);
 	(void)dm_election_renew_if_stale(e, &tn->el);
 	if (tn->el.status == DM_EL_NORMAL && !try_once) {
@@ -279,6 +295,7 @@ dm_token_withdraw(struct dm_engine *e, struct dm_lock *l)
 	struct dm_tlock *t = dm_token_lock(e, l);
 
 	t->wanting = false;
+	t->overdue = 0;
 	dm_lock_timer_stop(e, l);
 	unlink_lock(tn, t);
 }
@@ -381,6 +398,8 @@ dm_token_timer(struct dm_engine *e, struct dm_lock *l)
 	/* Waited T_fail: the token or our request may be lost.  Not while an
 	 * election runs or we await New_State: it has its own timers, and a
 	 * second election would refuse the first one's Set_Coordinator. */
+	if (tn->el.status == DM_EL_NORMAL && t->overdue < DM_TOKEN_OVERDUE_MAX)
+		t->overdue++;
 	watchdog(e, l, t);
 	if (tn->el.status == DM_EL_NORMAL)
 		dm_election_start_new_epoch(e, &tn->el, "a token is overdue");

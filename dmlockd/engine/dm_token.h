@@ -41,6 +41,7 @@ struct dm_tlock {
 	bool		 in_cs;		/* permitted: the node uses the lock */
 	bool		 proxy;		/* coordinator: token lent to a user of an old epoch */
 	bool		 old_user;	/* in use across a cut: RETURN to the coordinator */
+	uint8_t		 overdue;	/* epochs this wait started as overdue (dm_token.c) */
 	dm_slot_t	 proxy_for;
 };
 
