@@ -132,6 +132,22 @@ dm_election_roster_stale(const struct dm_engine *e, const struct dm_election *el
 	    dm_election_coordinator(e, el) == DM_SLOT_NONE;
 }
 
+size_t
+dm_election_epoch_members(const struct dm_engine *e, uint64_t coordinator_count)
+{
+	/* The epoch's roster size is the coordinator's when it announced the
+	 * epoch, not ours when the announcement arrived: a member added to
+	 * our roster in between took no part in the election, yet counting it
+	 * would make the roster look current, and it may be our group
+	 * coordinator by name alone (hierarchical -g2 --election invitation
+	 * --seed 379598 --nodes 15: n9's READY arrived after n8's NODE_ADD,
+	 * and n9 sent NREQREL to n8, which knew no group, for ever).  0: a
+	 * peer that does not send it; our own count as before. */
+	if (coordinator_count == 0 || coordinator_count > DM_NODES_MAX)
+		return dm_election_members(e);
+	return (size_t)coordinator_count;
+}
+
 bool
 dm_election_renew_if_stale(struct dm_engine *e, struct dm_election *el)
 {

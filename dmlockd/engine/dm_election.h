@@ -158,6 +158,9 @@ bool		 dm_election_is_joiner(const struct dm_engine *e, const struct dm_election
 		    dm_slot_t j);
 /* Members not departing. */
 size_t		 dm_election_members(const struct dm_engine *e);
+/* members_at_epoch at a member entering an epoch: the coordinator's count
+ * from its announcement (READY, NEW_STATE arg), or ours if it sent none. */
+size_t		 dm_election_epoch_members(const struct dm_engine *e, uint64_t coordinator_count);
 /* Does the roster still look like the one the epoch began with? */
 bool		 dm_election_roster_stale(const struct dm_engine *e, const struct dm_election *el);
 /* In Normal with a roster changed since the epoch began: start an election

@@ -292,6 +292,7 @@ step_new_state(struct dm_engine *e, struct dm_election *el)
 				parent = dm_roster_name(e, order[(i - 1) / 2]);
 		m = dm_msg_begin(e, DM_EL_NEW_STATE, dm_election_lock(e));
 		m->serial = el->k;
+		m->arg = dm_election_members(e);	/* our members_at_epoch: on_new_state */
 		off = strlen(parent) + 1;
 		memcpy(m->payload, parent, off);
 		off += dm_election_joiners_put(el, m->payload + off, DM_MSG_PAYLOAD_MAX - off);
@@ -469,7 +470,7 @@ on_new_state(struct dm_engine *e, struct dm_election *el, dm_slot_t from, const 
 			return -EPROTO;
 	}
 	el->status = DM_EL_NORMAL;
-	el->members_at_epoch = dm_election_members(e);
+	el->members_at_epoch = dm_election_epoch_members(e, m->arg);
 	el->epochs++;
 	dm_lease_election_followed(e);
 	dm_lock_timer_stop(e, dm_election_lock(e));

@@ -218,6 +218,9 @@ complete(struct dm_engine *e, struct dm_election *el)
 	dm_lock_timer_stop(e, dm_election_lock(e));
 	dm_election_joiners_fix(e, el);
 	for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
+	    j = dm_roster_next(e, j))
+		n += dm_bit_get(el->inv_up, j);
+	for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
 	    j = dm_roster_next(e, j)) {
 		struct dm_msg *m;
 		if (!dm_bit_get(el->inv_up, j))
@@ -230,9 +233,10 @@ complete(struct dm_engine *e, struct dm_election *el)
 		m->seq = dm_roster_incarnation(e, j);
 		m->payload_len = (uint16_t)dm_election_joiners_put(el, m->payload,
 		    DM_MSG_PAYLOAD_MAX);
+		/* The group's size: the members' members_at_epoch (on_ready). */
+		m->arg = n;
 		el->inv_messages++;
 		dm_send(e, j, m);
-		n++;
 	}
 	el->status = DM_EL_NORMAL;
 	el->step = INV_NONE;
@@ -405,7 +409,7 @@ on_ready(struct dm_engine *e, struct dm_election *el, dm_slot_t from, const stru
 	el->status = DM_EL_NORMAL;
 	el->step = INV_NONE;
 	el->parent[0] = '\0';
-	el->members_at_epoch = dm_election_members(e);
+	el->members_at_epoch = dm_election_epoch_members(e, m->arg);
 	el->epochs++;
 	dm_lease_election_followed(e);
 	dm_lock_timer_stop(e, dm_election_lock(e));

@@ -157,6 +157,13 @@ static const struct {
 	 * it.  Fixed by taking such an entry as provisional
 	 * (roster_provisional()). */
 	{ 830035, 4, SIM_F_CRASH, "invitation", 5, REPLAY_STATIC },
+	/* Crashes, groups of 2 (ac34294's breadth pass, session 40): n9's
+	 * READY of group 72 arrived after the NODE_ADD of n8, restarted and
+	 * in no group; n9 counted its own roster as the epoch's, took the
+	 * epoch as current and sent NREQREL to n8, its group coordinator by
+	 * name, for ever.  Fixed by counting the coordinator's members
+	 * (READY's and NEW_STATE's arg; dm_election_epoch_members()). */
+	{ 379598, 15, SIM_F_CRASH, "invitation", 2, 0 },
 };
 
 START_TEST(replay)

@@ -6,7 +6,8 @@
  * group size, and a coordinator removal (bully election, tables rebuilt
  * from the members before anything is granted), and a late NRELEASE of a
  * grant known from a cut (seq 0) that must not end a newer grant, a
- * member added mid-epoch that is elected before anyone asks it, and a
+ * member added mid-epoch that is elected before anyone asks it (also when
+ * it was added before the epoch's announcement arrived), and a
  * grant reported at a cut that the epoch's start places in its groups
  * even after the coordinator's own client gave the lock up.
  */
@@ -21,6 +22,9 @@
 #define GREQREL	 0xc6
 #define NREQREL	 0xc7
 #define ARE_YOU_UP 112	/* the election's first message (dm_election.h) */
+#define NEW_STATE  119	/* the bully's epoch announcement */
+#define INVITATION 125
+#define READY	   128	/* the invitation's epoch announcement */
 
 static size_t
 algo_msgs(const struct h_cluster *c)
@@ -312,6 +316,59 @@ START_TEST(member_added_mid_epoch_is_elected_before_asked)
 }
 END_TEST
 
+/* Hold back the epoch's announcement (bully NEW_STATE, invitation READY)
+ * to node2. */
+static bool
+hold_announcement_to_node2(const struct h_packet *p)
+{
+	return p->to == 2 && (p->msg.kind == NEW_STATE || p->msg.kind == READY);
+}
+
+START_TEST(member_added_before_the_announcement_arrives_is_elected)
+{
+	/* The coordinator announced an epoch of three members; node "a" was
+	 * added to node2's roster before node2's announcement arrived.  node2
+	 * must count the epoch's members as the coordinator did (three), so
+	 * its next request elects again, rather than count its own roster
+	 * (four) and take the epoch as current: "a" took no part in it and
+	 * may be a group coordinator by name alone (dmlock-sim --algorithm
+	 * hierarchical --group-size 2 --election invitation --seed 379598
+	 * --nodes 15: n9's READY came after n8's NODE_ADD, and n9 sent
+	 * NREQREL to n8, a member of no group, for ever). */
+	static const char *const elections[] = { "invitation", "bully" };
+
+	for (size_t k = 0; k < sizeof(elections) / sizeof(elections[0]); k++) {
+		struct h_cluster c;
+		struct dm_engine_stats st;
+		size_t elect_at, ask_at;
+		unsigned elect_kind = k == 1 ? ARE_YOU_UP : INVITATION;
+
+		hh_init(&c, 4, elections[k], 0);
+		c.hold = hold_announcement_to_node2;
+		hh_remove(&c, 3);
+		h_advance(&c, c.now + 2 * h_fence_ms(&c) + 1000);
+		ck_assert_ptr_nonnull(h_queued(&c, 0, 2, k == 1 ? NEW_STATE : READY));
+		ck_assert_uint_eq(h_queued(&c, 0, 2, k == 1 ? NEW_STATE : READY)->arg, 3);
+		dm_engine_get_stats(c.e[0], &st);
+		add_node_a(&c, 0, 2, st.roster_label);
+		ck_assert_uint_eq(h_roster(&c, 2), 4);
+		c.hold = NULL;
+		h_pump(&c);
+		h_acquire(&c, 2, 1, "x", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+		elect_at = held_at(&c, 2, 4, (uint8_t)elect_kind);
+		ask_at = held_at(&c, 2, 4, NREQUEST);
+		for (int to = 0; to < 2; to++)
+			if (held_at(&c, 2, to, NREQUEST) < ask_at)
+				ask_at = held_at(&c, 2, to, NREQUEST);
+		ck_assert_msg(elect_at != SIZE_MAX, "%s: node2 took the epoch as current",
+		    elections[k]);
+		ck_assert_msg(ask_at == SIZE_MAX, "%s: node2 asked by the epoch's view",
+		    elections[k]);
+		h_fini(&c);
+	}
+}
+END_TEST
+
 /* Node node's algorithm view of lock: "system_grant_to=NAME" and the like. */
 struct grant_view {
 	const char *lock;
@@ -395,6 +452,7 @@ main(void)
 	tcase_add_test(tc, silent_coordinator_holding_is_suspected_and_replaced);
 	tcase_add_test(tc, seq0_release_does_not_end_a_timestamped_grant);
 	tcase_add_test(tc, member_added_mid_epoch_is_elected_before_asked);
+	tcase_add_test(tc, member_added_before_the_announcement_arrives_is_elected);
 	tcase_add_test(tc, cut_grant_placed_in_the_epochs_groups_after_own_withdrawal);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
