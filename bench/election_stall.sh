@@ -7,7 +7,8 @@
 # B's entries, median and worst latency, and how many election epochs
 # started.  A token algorithm's waiter takes the long wait for a lost
 # token and starts an epoch every T_fail, each stopping every token for
-# the fence (NOTES-token.md, "Other known gaps"); Ricart-Agrawala has no
+# the fence (NOTES-token.md, "Other known gaps"), until session 41's probe
+# (the holder answers, no epoch); Ricart-Agrawala has no
 # such watchdog.  Run from the build directory:
 #   top_srcdir=/path/to/src bash /path/to/src/bench/election_stall.sh [ALGORITHM] [SECONDS]
 # Not a test.

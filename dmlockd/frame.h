@@ -51,8 +51,11 @@
  * after it, and a member takes the removal's roster label only over the
  * same names (dm_membership_failure.c); a version-7 announcer sends none,
  * and a version-8 member would stay unsettled after every removal it
- * announced until a heartbeat's digest levelled it. */
-#define FRAME_PROTOCOL_VERSION	8
+ * announced until a heartbeat's digest levelled it.  Version 9 (same HELLO,
+ * same encoding): the token algorithms' waiters send PROBE (kind 99) and
+ * the lock's user answers PROBE_ANSWER (100) (dm_token.c), kinds a
+ * version-8 node takes for a protocol error. */
+#define FRAME_PROTOCOL_VERSION	9
 #define FRAME_HEADER_LEN	8
 #define FRAME_DATA_PREFIX_LEN	(FRAME_HEADER_LEN + 8)	/* header + seq */
 #define FRAME_PAYLOAD_MAX	DM_WIRE_MSG_MAX

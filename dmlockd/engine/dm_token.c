@@ -114,23 +114,82 @@ dm_token_lock(struct dm_engine *e, struct dm_lock *l)
  * The waiter's watchdog: T_fail without the token, and the token or the
  * request may be lost (dm_token_timer() starts a new epoch).  A waiter
  * queued behind a long critical section cannot tell that wait from a lost
- * token, and every epoch stops every token for its fence; so each epoch a
- * wait started doubles its next wait, up to 2^DM_TOKEN_OVERDUE_MAX T_fail
+ * token by time alone, and every epoch stops every token for its fence
  * (bench/election_stall.sh; NOTES-token.md, "Elections on a healthy
- * cluster").  A grant, a withdrawal or a new request starts again at
- * T_fail.
+ * cluster").  So at T_fail it first asks every member whether it uses the
+ * lock (PROBE); the node in its critical section answers with that
+ * entry's id (PROBE_ANSWER), and the wait goes on for another T_fail.  An
+ * epoch starts when no answer comes within the probe timeout (nobody uses
+ * the lock: the token or our request is lost), or when probes have found
+ * DM_TOKEN_USERS_MAX other entries while we still wait (the token moves,
+ * but perhaps never towards us: our request may be lost, and only an
+ * epoch asks again).  One long critical section therefore costs probes,
+ * N - 1 messages and one answer per T_fail, and no epoch.  Each epoch a
+ * wait started doubles its next wait, up to 2^DM_TOKEN_OVERDUE_MAX T_fail.
+ * A grant, a withdrawal or a new request starts again at T_fail.
  */
 #define DM_TOKEN_OVERDUE_MAX	3
+#define DM_TOKEN_USERS_MAX	3
 
 static void
 watchdog(struct dm_engine *e, struct dm_lock *l, struct dm_tlock *t)
 {
 	dm_msec_t t_fail = dm_request_timeout(e) + dm_probe_timeout(e);
 
+	t->probing = false;
 	if (t->wanting && !t->in_cs)
 		dm_lock_timer_arm(e, l, dm_now(e) + (t_fail << t->overdue));
 	else
 		dm_lock_timer_stop(e, l);
+}
+
+/* A wait starts afresh: no probe out, no entries seen. */
+static void
+wait_afresh(struct dm_tlock *t)
+{
+	t->overdue = 0;
+	t->probing = false;
+	t->users_seen = 0;
+	t->user_id = 0;
+	t->user_from = DM_SLOT_NONE;
+}
+
+/* Ask every other member whether it uses l; false if there is nobody. */
+static bool
+probe(struct dm_engine *e, struct dm_lock *l, struct dm_tlock *t)
+{
+	struct dm_token_node *tn = dm_token_node(e);
+	bool any = false;
+
+	for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
+	    j = dm_roster_next(e, j)) {
+		if (j == dm_roster_self(e) || dm_roster_departing(e, j))
+			continue;
+		dm_send(e, j, dm_token_msg(e, DM_TK_PROBE, l));
+		any = true;
+	}
+	if (!any)
+		return false;
+	tn->probes++;
+	t->probing = true;
+	dm_lock_timer_arm(e, l, dm_now(e) + dm_probe_timeout(e));
+	return true;
+}
+
+/* The wait is overdue: elect (Normal only; see dm_token_timer()). */
+static void
+overdue(struct dm_engine *e, struct dm_lock *l, struct dm_tlock *t)
+{
+	struct dm_token_node *tn = dm_token_node(e);
+
+	if (tn->el.status == DM_EL_NORMAL && t->overdue < DM_TOKEN_OVERDUE_MAX)
+		t->overdue++;
+	t->users_seen = 0;
+	t->user_id = 0;
+	t->user_from = DM_SLOT_NONE;
+	watchdog(e, l, t);
+	if (tn->el.status == DM_EL_NORMAL)
+		dm_election_start_new_epoch(e, &tn->el, "a token is overdue");
 }
 
 void
@@ -142,7 +201,10 @@ dm_token_enter(struct dm_engine *e, struct dm_lock *l)
 		return;
 	t->wanting = false;
 	t->in_cs = true;
-	t->overdue = 0;
+	wait_afresh(t);
+	t->entry_id = ++dm_token_node(e)->entries;
+	if (t->entry_id == 0)
+		t->entry_id = ++dm_token_node(e)->entries;	/* 0 means none */
 	dm_lock_timer_stop(e, l);
 	dm_lock_permitted(e, l);
 }
@@ -182,6 +244,9 @@ hook_cut(struct dm_engine *e)
 	for (struct dm_tlock *t = tn->active, *n; t != NULL; t = n) {
 		n = t->next;
 		t->proxy = false;
+		t->users_seen = 0;
+		t->user_id = 0;
+		t->user_from = DM_SLOT_NONE;
 		reset_lock(e, t->lock, t);
 		if (t->in_cs && dm_lock_unpermit(e, t->lock)) {
 			/* Permitted in the old epoch but not granted yet (no
@@ -266,7 +331,7 @@ dm_token_request(struct dm_engine *e, struct dm_lock *l, enum dm_mode mode, bool
 	if (mode != DM_MODE_EXCLUSIVE)
 		return -EOPNOTSUPP;
 	t->wanting = true;
-	t->overdue = 0;
+	wait_afresh(t);
 	link_lock(tn, t);
 	(void)dm_election_renew_if_stale(e, &tn->el);
 	if (tn->el.status == DM_EL_NORMAL && !try_once) {
@@ -295,7 +360,7 @@ dm_token_withdraw(struct dm_engine *e, struct dm_lock *l)
 	struct dm_tlock *t = dm_token_lock(e, l);
 
 	t->wanting = false;
-	t->overdue = 0;
+	wait_afresh(t);
 	dm_lock_timer_stop(e, l);
 	unlink_lock(tn, t);
 }
@@ -352,6 +417,51 @@ on_return(struct dm_engine *e, struct dm_lock *l, dm_slot_t from)
 	return 0;
 }
 
+/* An overdue waiter asks whether we use l: answer only if we do (its
+ * timeout stands for "nobody"), naming this entry. */
+static int
+on_probe(struct dm_engine *e, struct dm_lock *l, dm_slot_t from, const struct dm_msg *m)
+{
+	struct dm_tlock *t;
+	struct dm_msg *a;
+
+	if (l == NULL)
+		return 0;	/* unknown here: not in use (no state made for it) */
+	t = dm_token_lock(e, l);
+	if (!t->in_cs || t->entry_id == 0)
+		return 0;
+	a = dm_token_msg_name(e, DM_TK_PROBE_ANSWER, m);
+	a->arg = t->entry_id;
+	dm_send(e, from, a);
+	return 0;
+}
+
+/* Someone uses the lock we wait for: not overdue, unless probes keep
+ * finding other entries (the token moves, but not to us). */
+static int
+on_probe_answer(struct dm_engine *e, struct dm_lock *l, dm_slot_t from, const struct dm_msg *m)
+{
+	struct dm_token_node *tn = dm_token_node(e);
+	struct dm_tlock *t;
+
+	if (l == NULL || m->arg == 0 || m->arg > UINT32_MAX)
+		return 0;
+	t = dm_token_lock(e, l);
+	if (!t->probing || !t->wanting || t->in_cs)
+		return 0;	/* late, or a second answer: one entry runs at a time */
+	tn->probes_busy++;
+	if (t->user_id != 0 && (t->user_from != from || t->user_id != (uint32_t)m->arg))
+		t->users_seen++;
+	t->user_from = from;
+	t->user_id = (uint32_t)m->arg;
+	if (t->users_seen >= DM_TOKEN_USERS_MAX) {
+		overdue(e, l, t);
+		return 0;
+	}
+	watchdog(e, l, t);
+	return 0;
+}
+
 int
 dm_token_receive(struct dm_engine *e, struct dm_lock *l, dm_slot_t from, const struct dm_msg *m)
 {
@@ -365,6 +475,10 @@ dm_token_receive(struct dm_engine *e, struct dm_lock *l, dm_slot_t from, const s
 		return -EPROTO;
 	if (!dm_election_current(&tn->el, m))
 		return 0;	/* another epoch: an old token is discarded here */
+	if (m->kind == DM_TK_PROBE)
+		return on_probe(e, l, from, m);
+	if (m->kind == DM_TK_PROBE_ANSWER)
+		return on_probe_answer(e, l, from, m);
 	if (l == NULL && m->kind != DM_TK_RETURN) {
 		l = dm_lock_get(e, m->lock, m->lock_len, true);
 		if (l == NULL)
@@ -395,14 +509,17 @@ dm_token_timer(struct dm_engine *e, struct dm_lock *l)
 	t = dm_token_lock(e, l);
 	if (!t->wanting || t->in_cs)
 		return;
-	/* Waited T_fail: the token or our request may be lost.  Not while an
-	 * election runs or we await New_State: it has its own timers, and a
-	 * second election would refuse the first one's Set_Coordinator. */
-	if (tn->el.status == DM_EL_NORMAL && t->overdue < DM_TOKEN_OVERDUE_MAX)
-		t->overdue++;
-	watchdog(e, l, t);
-	if (tn->el.status == DM_EL_NORMAL)
-		dm_election_start_new_epoch(e, &tn->el, "a token is overdue");
+	/* Waited T_fail: the token or our request may be lost.  Nothing while
+	 * an election runs or we await New_State: it has its own timers, and
+	 * a second election would refuse the first one's Set_Coordinator. */
+	if (tn->el.status != DM_EL_NORMAL) {
+		watchdog(e, l, t);
+		return;
+	}
+	/* First ask who uses the lock; its silence (the probe's timeout) or
+	 * nobody to ask: overdue. */
+	if (t->probing || !probe(e, l, t))
+		overdue(e, l, t);
 }
 
 void
@@ -466,8 +583,11 @@ dm_token_describe_node(const struct dm_engine *e, char *buf, size_t size)
 	buf[0] = '\0';
 	len = dm_election_describe(e, &tn->el, buf, size, 0);
 	/* Names without state here: their token waits at the coordinator. */
-	return dm_describe_add(buf, size, len, "idle_tokens_at=%s",
+	len = dm_describe_add(buf, size, len, "idle_tokens_at=%s",
 	    tn->el.coord[0] ? tn->el.coord : "-");
+	/* Overdue waits asked about (PROBE), and found in use. */
+	return dm_describe_add(buf, size, len, "token_probes=%llu token_probes_in_use=%llu",
+	    (unsigned long long)tn->probes, (unsigned long long)tn->probes_busy);
 }
 
 size_t

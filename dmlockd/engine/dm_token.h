@@ -15,8 +15,12 @@
  *  - The fencing counter travels in every message (msg.token, filled by the
  *    engine); regenerated tokens are fenced above the old ones by the roster
  *    epoch the engine bumps on a majority-confirmed removal.
- *  - A node waiting longer than T_fail for a token starts an election when
- *    it is Normal (tokens lost in flight are regenerated).
+ *  - A node waiting longer than T_fail for a token first asks every member
+ *    whether it uses the lock (PROBE); an answer means a critical section
+ *    is running and the wait is not overdue.  No answer within the probe
+ *    timeout, or probes that keep finding other entries while we still
+ *    wait, start an election when it is Normal (tokens lost in flight are
+ *    regenerated; dm_token.c, "The waiter's watchdog").
  */
 #ifndef DM_TOKEN_H
 #define DM_TOKEN_H
@@ -28,6 +32,8 @@ enum dm_token_kind {
 	DM_TK_REQUEST = 96,	/* SK: seq = RN; NT: node = requester; Raymond: bare */
 	DM_TK_TOKEN,		/* payload: algorithm's token contents */
 	DM_TK_RETURN,		/* user -> coordinator: a token lent at the cut is free */
+	DM_TK_PROBE,		/* overdue waiter -> members: who uses this lock? */
+	DM_TK_PROBE_ANSWER,	/* the user -> the waiter: arg = its entry's id */
 	DM_TK_KIND_MAX_,
 };
 
@@ -42,7 +48,12 @@ struct dm_tlock {
 	bool		 proxy;		/* coordinator: token lent to a user of an old epoch */
 	bool		 old_user;	/* in use across a cut: RETURN to the coordinator */
 	uint8_t		 overdue;	/* epochs this wait started as overdue (dm_token.c) */
+	bool		 probing;	/* a PROBE is out: the timer is its timeout */
+	uint8_t		 users_seen;	/* other entries a probe found while we waited */
 	dm_slot_t	 proxy_for;
+	dm_slot_t	 user_from;	/* the last entry a probe found: its node, */
+	uint32_t	 user_id;	/* and its id there (0: none yet) */
+	uint32_t	 entry_id;	/* in_cs: this entry's id at this node */
 };
 
 struct dm_token_ops {
@@ -78,6 +89,8 @@ struct dm_token_node {
 	struct dm_tlock	*active;
 	uint64_t	 gen;		/* cut generation */
 	uint64_t	 lent, returned;
+	uint32_t	 entries;	/* entry ids (dm_tlock.entry_id) */
+	uint64_t	 probes, probes_busy;	/* waiter probes sent, answered "in use" */
 };
 
 struct dm_token_node *dm_token_node(struct dm_engine *e);

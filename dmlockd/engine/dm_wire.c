@@ -236,7 +236,8 @@ dm_msg_kind_name(uint8_t kind)
 		[0xC4] = "NRELEASE", [0xC5] = "GRELEASE", [0xC6] = "GREQREL", [0xC7] = "NREQREL",
 		[0xC8] = "NBUSY", [0xC9] = "GBUSY", [0xCA] = "NQUEUED", [0xCB] = "GQUEUED",
 		/* token algorithms (dm_token.h: DM_TK_*) and elections (dm_election.h: DM_EL_*) */
-		[96] = "TK_REQUEST", [97] = "TK_TOKEN", [98] = "TK_RETURN",
+		[96] = "TK_REQUEST", [97] = "TK_TOKEN", [98] = "TK_RETURN", [99] = "TK_PROBE",
+		[100] = "TK_PROBE_ANSWER",
 		[112] = "EL_ARE_YOU_UP", [113] = "EL_AYU_ANSWER", [114] = "EL_ENTER_ELECTION",
 		[115] = "EL_EE_ANSWER", [116] = "EL_SET_COORDINATOR", [117] = "EL_HELD",
 		[118] = "EL_SC_ANSWER", [119] = "EL_NEW_STATE", [120] = "EL_NS_ANSWER",
