@@ -48,6 +48,7 @@ struct dm_tlock {
 	bool		 proxy;		/* coordinator: token lent to a user of an old epoch */
 	bool		 old_user;	/* in use across a cut: RETURN to the coordinator */
 	uint8_t		 overdue;	/* epochs this wait started as overdue (dm_token.c) */
+	bool		 try_once;	/* the request is try-once: it never waits */
 	bool		 probing;	/* a PROBE is out: the timer is its timeout */
 	uint8_t		 users_seen;	/* other entries a probe found while we waited */
 	dm_slot_t	 proxy_for;

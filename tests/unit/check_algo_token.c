@@ -710,6 +710,45 @@ START_TEST(permission_without_grant_does_not_cross_a_cut)
 }
 END_TEST
 
+START_TEST(try_once_permitted_at_a_cut_is_refused)
+{
+	/* The same cut as above for a try-once request: permitted at once
+	 * (the token was here) but not granted (no lease), then taken back at
+	 * the cut.  Asked again in the new epoch it would wait for the token,
+	 * which a try-once never does: it is refused, busy. */
+	struct h_cluster c;
+	struct dm_msg inv;
+	const struct h_fx *deny;
+
+	h_init_with(&c, 3, &(struct dm_engine_config){ .algorithm = algos[_i],
+	    .election = "invitation", .failure_policy = DM_FAILURE_MAJORITY });
+	c.cut[1] = c.cut[2] = true;		/* node0 alone */
+	h_acquire(&c, 0, 1, "c", DM_MODE_EXCLUSIVE, DM_WAIT_TRY);
+	h_advance(&c, c.now + 100);
+	ck_assert(!h_granted(&c, 1));		/* permitted, but no lease */
+	ck_assert_ptr_null(h_find(&c, DM_FX_DENY, 1));
+	memset(&inv, 0, sizeof(inv));
+	inv.kind = DM_EL_INVITATION;
+	inv.lock_len = (uint16_t)strlen(DM_ELECTION_LOCK);
+	strcpy(inv.lock, DM_ELECTION_LOCK);
+	inv.incarnation = 1;
+	inv.serial = 2;
+	inv.node_len = 5;
+	strcpy(inv.node, "node2");
+	h_inject(&c, 2, 0, &inv);		/* the cut */
+	deny = h_find(&c, DM_FX_DENY, 1);
+	ck_assert_msg(deny != NULL, "%s: a try-once went on waiting across a cut", algos[_i]);
+	ck_assert_int_eq(deny->error, -EBUSY);
+	c.cut[1] = c.cut[2] = false;
+	h_pump(&c);
+	h_advance(&c, c.now + h_fence_ms(&c) + 100);
+	ck_assert_uint_gt(c.sent_kind[DM_EL_READY], 0);
+	ck_assert(!h_granted(&c, 1));
+	ck_assert_ptr_nonnull(acquire_pumped(&c, 2, 2, "c"));	/* the lock is free */
+	h_fini(&c);
+}
+END_TEST
+
 START_TEST(waiter_behind_a_long_holder_probes_instead_of_electing)
 {
 	/* A waiter queued behind a long critical section took the wait for a
@@ -841,6 +880,7 @@ main(void)
 	tcase_add_loop_test(tc, new_epoch_waits_one_lease, 0, 3);
 	tcase_add_loop_test(tc, follower_renews_under_a_new_epoch_at_once, 0, 3);
 	tcase_add_loop_test(tc, permission_without_grant_does_not_cross_a_cut, 0, 3);
+	tcase_add_loop_test(tc, try_once_permitted_at_a_cut_is_refused, 0, 3);
 	tcase_add_loop_test(tc, coordinator_keeps_its_lock_across_its_election, 0, 3);
 	tcase_add_loop_test(tc, coordinator_keeps_its_lock_across_nested_elections, 0, 3);
 	suite_add_tcase(s, tc);
