@@ -28,7 +28,8 @@ cluster_tests = \
 	tests/cluster/52-crl-reload.sh \
 	tests/cluster/60-algorithms.sh \
 	tests/cluster/61-kill-holder-algorithms.sh \
-	tests/cluster/62-kill-holder-invitation.sh
+	tests/cluster/62-kill-holder-invitation.sh \
+	tests/cluster/63-token-long-hold.sh
 
 # Tests held back while a known defect makes them fail; run by hand with
 # make check TESTS='$(CLUSTER_PENDING_TESTS)'.  None at the moment
