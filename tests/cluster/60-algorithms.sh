@@ -33,7 +33,5 @@ for algorithm in $algorithms; do
 		pass "$algorithm: dmlock status shows the election and coordinator node1"
 		;;
 	esac
-	stop_cluster
-	for i in 1 2 3; do mv "$(node_log "$i")" "$(node_log "$i").$algorithm"; done
-	rm -rf "$CERTS"
+	stop_cluster_keeping_logs "$algorithm"
 done

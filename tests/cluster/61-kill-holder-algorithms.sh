@@ -80,9 +80,5 @@ for algorithm in ${KILL_ALGORITHMS:-$algorithms}; do
 	# The two survivors keep serving, with every section checked.
 	mutex_load "$log" 1 8 1 30
 	pass "$algorithm: the two survivors served $MUTEX_SECTIONS more sections"
-	stop_cluster
-	for i in 1 2 3; do
-		[ -f "$(node_log "$i")" ] && mv "$(node_log "$i")" "$(node_log "$i").$algorithm"
-	done
-	rm -rf "$CERTS"
+	stop_cluster_keeping_logs "$algorithm"
 done

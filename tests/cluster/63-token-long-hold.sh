@@ -48,9 +48,5 @@ for algorithm in ${TOKEN_ALGORITHMS:-suzuki-kasami raymond naimi-trehel}; do
 		[ "$STATUS" -eq 0 ] || fail "$algorithm: holder $t exited $STATUS"
 	done
 	pass "$algorithm: node2 was granted A after node1's release with a larger token"
-	stop_cluster
-	for i in 1 2 3; do
-		[ -f "$(node_log "$i")" ] && mv "$(node_log "$i")" "$(node_log "$i").$algorithm"
-	done
-	rm -rf "$CERTS"
+	stop_cluster_keeping_logs "$algorithm"
 done

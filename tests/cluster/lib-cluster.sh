@@ -295,6 +295,20 @@ stop_cluster()
 	return 0
 }
 
+# stop_cluster_keeping_logs SUFFIX: stop_cluster, keep each node's log as
+# dmlockd.log.SUFFIX and drop the certificates, so that the next
+# start_cluster of the same test begins afresh.
+stop_cluster_keeping_logs()
+{
+	local i
+
+	stop_cluster
+	for ((i = 1; i <= CLUSTER_SIZE; i++)); do
+		[ ! -f "$(node_log "$i")" ] || mv "$(node_log "$i")" "$(node_log "$i").$1"
+	done
+	rm -rf "$CERTS"
+}
+
 # wait_log I PATTERN: bounded wait until node I's log has a line matching
 # the extended regular expression PATTERN.
 wait_log()

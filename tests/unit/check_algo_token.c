@@ -668,6 +668,25 @@ START_TEST(coordinator_keeps_its_lock_across_nested_elections)
 }
 END_TEST
 
+/* node2's invitation of group 2 reaches node0 (cut off from the others):
+ * node0 accepts it and, outranking node2, invites everyone itself under a
+ * group of its own: the epoch cut. */
+static void
+invite_node0_from_node2(struct h_cluster *c)
+{
+	struct dm_msg inv;
+
+	memset(&inv, 0, sizeof(inv));
+	inv.kind = DM_EL_INVITATION;
+	inv.lock_len = (uint16_t)strlen(DM_ELECTION_LOCK);
+	strcpy(inv.lock, DM_ELECTION_LOCK);
+	inv.incarnation = 1;
+	inv.serial = 2;
+	inv.node_len = 5;
+	strcpy(inv.node, "node2");
+	h_inject(c, 2, 0, &inv);
+}
+
 START_TEST(permission_without_grant_does_not_cross_a_cut)
 {
 	/* Raymond --election invitation 419/4 (partition): n0, coordinator
@@ -679,7 +698,6 @@ START_TEST(permission_without_grant_does_not_cross_a_cut)
 	 * epoch cut a permission no client was granted yet is taken back and
 	 * asked for again in the new epoch. */
 	struct h_cluster c;
-	struct dm_msg inv;
 
 	h_init_with(&c, 3, &(struct dm_engine_config){ .algorithm = algos[_i],
 	    .election = "invitation", .failure_policy = DM_FAILURE_MAJORITY });
@@ -687,15 +705,7 @@ START_TEST(permission_without_grant_does_not_cross_a_cut)
 	h_acquire(&c, 0, 1, "c", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
 	h_advance(&c, c.now + 100);
 	ck_assert(!h_granted(&c, 1));		/* permitted, but no lease */
-	memset(&inv, 0, sizeof(inv));
-	inv.kind = DM_EL_INVITATION;
-	inv.lock_len = (uint16_t)strlen(DM_ELECTION_LOCK);
-	strcpy(inv.lock, DM_ELECTION_LOCK);
-	inv.incarnation = 1;
-	inv.serial = 2;
-	inv.node_len = 5;
-	strcpy(inv.node, "node2");
-	h_inject(&c, 2, 0, &inv);		/* node0 merges node2 under a group of its own */
+	invite_node0_from_node2(&c);		/* node0 merges node2 under a group of its own */
 	ck_assert_uint_gt(c.sent_kind[DM_EL_INVITATION], 0);
 	c.cut[1] = c.cut[2] = false;		/* heal: heartbeats get acknowledged */
 	h_pump(&c);
@@ -717,7 +727,6 @@ START_TEST(try_once_permitted_at_a_cut_is_refused)
 	 * the cut.  Asked again in the new epoch it would wait for the token,
 	 * which a try-once never does: it is refused, busy. */
 	struct h_cluster c;
-	struct dm_msg inv;
 	const struct h_fx *deny;
 
 	h_init_with(&c, 3, &(struct dm_engine_config){ .algorithm = algos[_i],
@@ -727,15 +736,7 @@ START_TEST(try_once_permitted_at_a_cut_is_refused)
 	h_advance(&c, c.now + 100);
 	ck_assert(!h_granted(&c, 1));		/* permitted, but no lease */
 	ck_assert_ptr_null(h_find(&c, DM_FX_DENY, 1));
-	memset(&inv, 0, sizeof(inv));
-	inv.kind = DM_EL_INVITATION;
-	inv.lock_len = (uint16_t)strlen(DM_ELECTION_LOCK);
-	strcpy(inv.lock, DM_ELECTION_LOCK);
-	inv.incarnation = 1;
-	inv.serial = 2;
-	inv.node_len = 5;
-	strcpy(inv.node, "node2");
-	h_inject(&c, 2, 0, &inv);		/* the cut */
+	invite_node0_from_node2(&c);		/* the cut */
 	deny = h_find(&c, DM_FX_DENY, 1);
 	ck_assert_msg(deny != NULL, "%s: a try-once went on waiting across a cut", algos[_i]);
 	ck_assert_int_eq(deny->error, -EBUSY);
