@@ -4,7 +4,7 @@
 libdmengine_la_SOURCES += \
 	dmlockd/engine/dm_election.h dmlockd/engine/dm_election.c \
 	dmlockd/engine/dm_election_bully.c \
-	dmlockd/engine/dm_token.h dmlockd/engine/dm_token.c \
+	dmlockd/engine/dm_token.h dmlockd/engine/dm_token.c dmlockd/engine/dm_token_watchdog.c \
 	dmlockd/engine/algo_suzuki_kasami.c \
 	dmlockd/engine/algo_raymond.c \
 	dmlockd/engine/algo_naimi_trehel.c

@@ -2,8 +2,8 @@
  * dm_token.c: what the token algorithms share (see dm_token.h): the epoch
  * cut and regeneration through the election, tokens lent at a cut and
  * returned, per-lock lifetime (a lock in its epoch's initial state has no
- * state), the waiting watchdog, and the struct dm_algorithm functions that
- * wrap each algorithm's ops.
+ * state), and the struct dm_algorithm functions that wrap each algorithm's
+ * ops.  The waiter's watchdog and its probe are in dm_token_watchdog.c.
  */
 #include <errno.h>
 #include <string.h>
@@ -110,88 +110,6 @@ dm_token_lock(struct dm_engine *e, struct dm_lock *l)
 	return t;
 }
 
-/*
- * The waiter's watchdog: T_fail without the token, and the token or the
- * request may be lost (dm_token_timer() starts a new epoch).  A waiter
- * queued behind a long critical section cannot tell that wait from a lost
- * token by time alone, and every epoch stops every token for its fence
- * (bench/election_stall.sh; NOTES-token.md, "Elections on a healthy
- * cluster").  So at T_fail it first asks every member whether it uses the
- * lock (PROBE); the node in its critical section answers with that
- * entry's id (PROBE_ANSWER), and the wait goes on for another T_fail.  An
- * epoch starts when no answer comes within the probe timeout (nobody uses
- * the lock: the token or our request is lost), or when probes have found
- * DM_TOKEN_USERS_MAX other entries while we still wait (the token moves,
- * but perhaps never towards us: our request may be lost, and only an
- * epoch asks again).  One long critical section therefore costs probes,
- * N - 1 messages and one answer per T_fail, and no epoch.  Each epoch a
- * wait started doubles its next wait, up to 2^DM_TOKEN_OVERDUE_MAX T_fail.
- * A grant, a withdrawal or a new request starts again at T_fail.
- */
-#define DM_TOKEN_OVERDUE_MAX	3
-#define DM_TOKEN_USERS_MAX	3
-
-static void
-watchdog(struct dm_engine *e, struct dm_lock *l, struct dm_tlock *t)
-{
-	dm_msec_t t_fail = dm_request_timeout(e) + dm_probe_timeout(e);
-
-	t->probing = false;
-	if (t->wanting && !t->in_cs)
-		dm_lock_timer_arm(e, l, dm_now(e) + (t_fail << t->overdue));
-	else
-		dm_lock_timer_stop(e, l);
-}
-
-/* A wait starts afresh: no probe out, no entries seen. */
-static void
-wait_afresh(struct dm_tlock *t)
-{
-	t->overdue = 0;
-	t->probing = false;
-	t->users_seen = 0;
-	t->user_id = 0;
-	t->user_from = DM_SLOT_NONE;
-}
-
-/* Ask every other member whether it uses l; false if there is nobody. */
-static bool
-probe(struct dm_engine *e, struct dm_lock *l, struct dm_tlock *t)
-{
-	struct dm_token_node *tn = dm_token_node(e);
-	bool any = false;
-
-	for (dm_slot_t j = dm_roster_next(e, DM_SLOT_NONE); j != DM_SLOT_NONE;
-	    j = dm_roster_next(e, j)) {
-		if (j == dm_roster_self(e) || dm_roster_departing(e, j))
-			continue;
-		dm_send(e, j, dm_token_msg(e, DM_TK_PROBE, l));
-		any = true;
-	}
-	if (!any)
-		return false;
-	tn->probes++;
-	t->probing = true;
-	dm_lock_timer_arm(e, l, dm_now(e) + dm_probe_timeout(e));
-	return true;
-}
-
-/* The wait is overdue: elect (Normal only; see dm_token_timer()). */
-static void
-overdue(struct dm_engine *e, struct dm_lock *l, struct dm_tlock *t)
-{
-	struct dm_token_node *tn = dm_token_node(e);
-
-	if (tn->el.status == DM_EL_NORMAL && t->overdue < DM_TOKEN_OVERDUE_MAX)
-		t->overdue++;
-	t->users_seen = 0;
-	t->user_id = 0;
-	t->user_from = DM_SLOT_NONE;
-	watchdog(e, l, t);
-	if (tn->el.status == DM_EL_NORMAL)
-		dm_election_start_new_epoch(e, &tn->el, "a token is overdue");
-}
-
 void
 dm_token_enter(struct dm_engine *e, struct dm_lock *l)
 {
@@ -201,7 +119,7 @@ dm_token_enter(struct dm_engine *e, struct dm_lock *l)
 		return;
 	t->wanting = false;
 	t->in_cs = true;
-	wait_afresh(t);
+	dm_token_wait_afresh(t);
 	t->entry_id = ++dm_token_node(e)->entries;
 	if (t->entry_id == 0)
 		t->entry_id = ++dm_token_node(e)->entries;	/* 0 means none */
@@ -244,9 +162,7 @@ hook_cut(struct dm_engine *e)
 	for (struct dm_tlock *t = tn->active, *n; t != NULL; t = n) {
 		n = t->next;
 		t->proxy = false;
-		t->users_seen = 0;
-		t->user_id = 0;
-		t->user_from = DM_SLOT_NONE;
+		dm_token_forget_users(t);	/* entries of the old epoch */
 		reset_lock(e, t->lock, t);
 		if (t->in_cs && dm_lock_unpermit(e, t->lock)) {
 			/* Permitted in the old epoch but not granted yet (no
@@ -258,12 +174,12 @@ hook_cut(struct dm_engine *e)
 			 * it would wait for the token like any other. */
 			t->in_cs = false;
 			if (t->try_once) {
-				wait_afresh(t);
+				dm_token_wait_afresh(t);
 				dm_lock_timer_stop(e, t->lock);
 				dm_lock_refused(e, t->lock, -EBUSY);
 			} else {
 				t->wanting = true;
-				watchdog(e, t->lock, t);
+				dm_token_watchdog(e, t->lock, t);
 			}
 		}
 		if (t->in_cs && !coord) {
@@ -305,7 +221,7 @@ hook_normal(struct dm_engine *e)
 		n = t->next;
 		(void)dm_token_lock(e, t->lock);
 		if (t->wanting && !t->in_cs) {
-			watchdog(e, t->lock, t);
+			dm_token_watchdog(e, t->lock, t);
 			ask_now(e, t->lock, t);
 		}
 	}
@@ -340,11 +256,11 @@ dm_token_request(struct dm_engine *e, struct dm_lock *l, enum dm_mode mode, bool
 		return -EOPNOTSUPP;
 	t->wanting = true;
 	t->try_once = try_once;
-	wait_afresh(t);
+	dm_token_wait_afresh(t);
 	link_lock(tn, t);
 	(void)dm_election_renew_if_stale(e, &tn->el);
 	if (tn->el.status == DM_EL_NORMAL && !try_once) {
-		watchdog(e, l, t);
+		dm_token_watchdog(e, l, t);
 		ask_now(e, l, t);
 		return 0;
 	}
@@ -358,7 +274,7 @@ dm_token_request(struct dm_engine *e, struct dm_lock *l, enum dm_mode mode, bool
 		}
 		return 0;
 	}
-	watchdog(e, l, t);	/* asks when the election ends */
+	dm_token_watchdog(e, l, t);	/* asks when the election ends */
 	return 0;
 }
 
@@ -369,7 +285,7 @@ dm_token_withdraw(struct dm_engine *e, struct dm_lock *l)
 	struct dm_tlock *t = dm_token_lock(e, l);
 
 	t->wanting = false;
-	wait_afresh(t);
+	dm_token_wait_afresh(t);
 	dm_lock_timer_stop(e, l);
 	unlink_lock(tn, t);
 }
@@ -426,51 +342,6 @@ on_return(struct dm_engine *e, struct dm_lock *l, dm_slot_t from)
 	return 0;
 }
 
-/* An overdue waiter asks whether we use l: answer only if we do (its
- * timeout stands for "nobody"), naming this entry. */
-static int
-on_probe(struct dm_engine *e, struct dm_lock *l, dm_slot_t from, const struct dm_msg *m)
-{
-	struct dm_tlock *t;
-	struct dm_msg *a;
-
-	if (l == NULL)
-		return 0;	/* unknown here: not in use (no state made for it) */
-	t = dm_token_lock(e, l);
-	if (!t->in_cs || t->entry_id == 0)
-		return 0;
-	a = dm_token_msg_name(e, DM_TK_PROBE_ANSWER, m);
-	a->arg = t->entry_id;
-	dm_send(e, from, a);
-	return 0;
-}
-
-/* Someone uses the lock we wait for: not overdue, unless probes keep
- * finding other entries (the token moves, but not to us). */
-static int
-on_probe_answer(struct dm_engine *e, struct dm_lock *l, dm_slot_t from, const struct dm_msg *m)
-{
-	struct dm_token_node *tn = dm_token_node(e);
-	struct dm_tlock *t;
-
-	if (l == NULL || m->arg == 0 || m->arg > UINT32_MAX)
-		return 0;
-	t = dm_token_lock(e, l);
-	if (!t->probing || !t->wanting || t->in_cs)
-		return 0;	/* late, or a second answer: one entry runs at a time */
-	tn->probes_busy++;
-	if (t->user_id != 0 && (t->user_from != from || t->user_id != (uint32_t)m->arg))
-		t->users_seen++;
-	t->user_from = from;
-	t->user_id = (uint32_t)m->arg;
-	if (t->users_seen >= DM_TOKEN_USERS_MAX) {
-		overdue(e, l, t);
-		return 0;
-	}
-	watchdog(e, l, t);
-	return 0;
-}
-
 int
 dm_token_receive(struct dm_engine *e, struct dm_lock *l, dm_slot_t from, const struct dm_msg *m)
 {
@@ -485,9 +356,9 @@ dm_token_receive(struct dm_engine *e, struct dm_lock *l, dm_slot_t from, const s
 	if (!dm_election_current(&tn->el, m))
 		return 0;	/* another epoch: an old token is discarded here */
 	if (m->kind == DM_TK_PROBE)
-		return on_probe(e, l, from, m);
+		return dm_token_on_probe(e, l, from, m);
 	if (m->kind == DM_TK_PROBE_ANSWER)
-		return on_probe_answer(e, l, from, m);
+		return dm_token_on_probe_answer(e, l, from, m);
 	if (l == NULL && m->kind != DM_TK_RETURN) {
 		l = dm_lock_get(e, m->lock, m->lock_len, true);
 		if (l == NULL)
@@ -516,19 +387,8 @@ dm_token_timer(struct dm_engine *e, struct dm_lock *l)
 		return;
 	}
 	t = dm_token_lock(e, l);
-	if (!t->wanting || t->in_cs)
-		return;
-	/* Waited T_fail: the token or our request may be lost.  Nothing while
-	 * an election runs or we await New_State: it has its own timers, and
-	 * a second election would refuse the first one's Set_Coordinator. */
-	if (tn->el.status != DM_EL_NORMAL) {
-		watchdog(e, l, t);
-		return;
-	}
-	/* First ask who uses the lock; its silence (the probe's timeout) or
-	 * nobody to ask: overdue. */
-	if (t->probing || !probe(e, l, t))
-		overdue(e, l, t);
+	if (t->wanting && !t->in_cs)
+		dm_token_watchdog_fired(e, l, t);
 }
 
 void

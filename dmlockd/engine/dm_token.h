@@ -110,6 +110,20 @@ void		 dm_token_enter(struct dm_engine *e, struct dm_lock *l);
  * (we withdrew meanwhile). */
 void		 dm_token_arrived(struct dm_engine *e, struct dm_lock *l);
 
+/* The waiter's watchdog (dm_token_watchdog.c): arm it for a wait (or stop
+ * it when there is none), start a wait afresh, forget the entries probes
+ * found, the timer of a waiting lock fired, and the probe's two messages
+ * of the current epoch. */
+void		 dm_token_watchdog(struct dm_engine *e, struct dm_lock *l, struct dm_tlock *t);
+void		 dm_token_wait_afresh(struct dm_tlock *t);
+void		 dm_token_forget_users(struct dm_tlock *t);
+void		 dm_token_watchdog_fired(struct dm_engine *e, struct dm_lock *l,
+		    struct dm_tlock *t);
+int		 dm_token_on_probe(struct dm_engine *e, struct dm_lock *l, dm_slot_t from,
+		    const struct dm_msg *m);
+int		 dm_token_on_probe_answer(struct dm_engine *e, struct dm_lock *l, dm_slot_t from,
+		    const struct dm_msg *m);
+
 /* The struct dm_algorithm functions, shared by the three algorithms. */
 int		 dm_token_node_init(struct dm_engine *e, void *node_state,
 		    const struct dm_token_ops *ops);
