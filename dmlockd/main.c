@@ -31,6 +31,7 @@
 #include "dmlockd/cluster_glue.h"
 #include "dmlockd/config_file.h"
 #include "dmlockd/daemon.h"
+#include "dmlockd/frame.h"
 #include "dmlockd/local_server.h"
 #include "dmlockd/log.h"
 #include "dmlockd/sd_glue.h"
@@ -150,7 +151,8 @@ parse_args(int argc, char **argv, struct options *o)
 				printf("%s\n", *a);
 			return 1;
 		case OPT_VERSION:
-			printf("dmlockd %s (local protocol %d)\n", PACKAGE_VERSION, LP_VERSION);
+			printf("dmlockd %s (local protocol %d, peer protocol %d)\n", PACKAGE_VERSION,
+			    LP_VERSION, FRAME_PROTOCOL_VERSION);
 			return 1;
 		case 'h':
 			usage(stdout);

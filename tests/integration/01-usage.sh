@@ -57,6 +57,12 @@ expect_status 0 "--version" "$DMLOCK" --version
 grep -q '^dmlock [0-9]' "$TEST_DIR/last.out" || fail "--version prints $(cat "$TEST_DIR/last.out")"
 expect_status 0 "-V" "$DMLOCK" -V
 grep -q '^dmlock [0-9]' "$TEST_DIR/last.out" || fail "-V prints $(cat "$TEST_DIR/last.out")"
+# dmlockd names both protocols; the peer one is the transport's (an
+# upgrade across a change of it is a whole-cluster restart: dmlockd(8)).
+expect_status 0 "dmlockd --version" "$DMLOCKD" --version
+peer=$(grep -oE 'define FRAME_PROTOCOL_VERSION[[:space:]]+[0-9]+' "$top_srcdir/dmlockd/frame.h" | grep -oE '[0-9]+$')
+grep -q "^dmlockd [0-9].*(local protocol 1, peer protocol $peer)\$" "$TEST_DIR/last.out" ||
+	fail "dmlockd --version prints $(cat "$TEST_DIR/last.out"), not peer protocol $peer"
 pass "help and version"
 
 # The derived name is the documented one, computable with sha256sum.
