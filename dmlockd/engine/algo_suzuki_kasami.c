@@ -324,6 +324,29 @@ sk_describe(const struct dm_engine *e, const struct dm_lock *l, char *buf, size_
 	return len;
 }
 
+/* The token waiter's probe (dm_token_watchdog.c): our request's number;
+ * at the holder, whether j's request n is counted and unserved, so that
+ * its release queues j (RN[j] >= n > LN[j]: the holder has the token's
+ * LN).  Exact, unlike the tree algorithms, whose holder sees only the
+ * neighbour a request came through. */
+static uint64_t
+sk_probe_stamp(const struct dm_engine *e, const struct dm_lock *l)
+{
+	const struct sk_lock *s = dm_lock_state_const(l);
+
+	return s->rn[dm_roster_self(e)];
+}
+
+static bool
+sk_knows_waiter(const struct dm_engine *e, const struct dm_lock *l, dm_slot_t j,
+    uint64_t n)
+{
+	const struct sk_lock *s = dm_lock_state_const(l);
+
+	(void)e;
+	return s->has_token && s->rn[j] >= n && s->ln[j] < n;
+}
+
 static const struct dm_token_ops sk_ops = {
 	.describe = sk_describe,
 	.forget = sk_forget,
@@ -334,6 +357,8 @@ static const struct dm_token_ops sk_ops = {
 	.initial = sk_initial,
 	.on_request = sk_on_request,
 	.on_token = sk_on_token,
+	.probe_stamp = sk_probe_stamp,
+	.knows_waiter = sk_knows_waiter,
 };
 
 DM_TOKEN_ALGORITHM(dm_algo_suzuki_kasami, "suzuki-kasami", struct sk_lock, sk_ops);

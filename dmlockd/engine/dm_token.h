@@ -33,9 +33,14 @@ enum dm_token_kind {
 	DM_TK_TOKEN,		/* payload: algorithm's token contents */
 	DM_TK_RETURN,		/* user -> coordinator: a token lent at the cut is free */
 	DM_TK_PROBE,		/* overdue waiter -> members: who uses this lock? */
-	DM_TK_PROBE_ANSWER,	/* the user -> the waiter: arg = its entry's id */
+	DM_TK_PROBE_ANSWER,	/* the user -> the waiter: arg = its entry's id,
+				 * | DM_TK_PROBE_KNOWN */
 	DM_TK_KIND_MAX_,
 };
+
+/* PROBE_ANSWER's arg: the entry id in the low 32 bits, and this bit when
+ * the user knows the prober's request (dm_token_ops.knows_waiter). */
+#define DM_TK_PROBE_KNOWN	(UINT64_C(1) << 32)
 
 /* Common per-lock state: the first member of each algorithm's lock state. */
 struct dm_tlock {
@@ -75,6 +80,13 @@ struct dm_token_ops {
 		    size_t size, size_t len);
 	/* Optional: member slot is being removed. */
 	void	(*forget)(struct dm_engine *e, struct dm_lock *l, dm_slot_t slot);
+	/* Optional, both or neither (dm_token_watchdog.c): what names our
+	 * current request in a PROBE (nonzero), and, at the lock's user,
+	 * whether that request of 'from' is known here so that the token
+	 * will reach it without an epoch (its PROBE_ANSWER says so). */
+	uint64_t (*probe_stamp)(const struct dm_engine *e, const struct dm_lock *l);
+	bool	(*knows_waiter)(const struct dm_engine *e, const struct dm_lock *l,
+		    dm_slot_t from, uint64_t stamp);
 	/* The algorithm's REQUEST and TOKEN of the current epoch (l has its
 	 * common state for this epoch).  Return 0 or -EPROTO. */
 	int	(*on_request)(struct dm_engine *e, struct dm_lock *l, dm_slot_t from,

@@ -20,7 +20,9 @@
  * the lock: the token or our request is lost), or when probes have found
  * DM_TOKEN_USERS_MAX other entries while we still wait (the token moves,
  * but perhaps never towards us: our request may be lost, and only an
- * epoch asks again).  One long critical section therefore costs probes,
+ * epoch asks again), unless the user answers that it knows our request
+ * (DM_TK_PROBE_KNOWN: Suzuki-Kasami's holder can tell; the token will come
+ * to us).  One long critical section therefore costs probes,
  * N - 1 messages and one answer per T_fail, and no epoch.  Each epoch a
  * wait started doubles its next wait, up to 2^DM_TOKEN_OVERDUE_MAX T_fail.
  * A grant, a withdrawal or a new request starts again at T_fail.
@@ -67,7 +69,10 @@ probe(struct dm_engine *e, struct dm_lock *l, struct dm_tlock *t)
 	    j = dm_roster_next(e, j)) {
 		if (j == dm_roster_self(e) || dm_roster_departing(e, j))
 			continue;
-		dm_send(e, j, dm_token_msg(e, DM_TK_PROBE, l));
+		struct dm_msg *m = dm_token_msg(e, DM_TK_PROBE, l);
+		if (tn->ops->probe_stamp != NULL)
+			m->seq = tn->ops->probe_stamp(e, l);
+		dm_send(e, j, m);
 		any = true;
 	}
 	if (!any)
@@ -113,16 +118,20 @@ dm_token_watchdog_fired(struct dm_engine *e, struct dm_lock *l, struct dm_tlock 
 int
 dm_token_on_probe(struct dm_engine *e, struct dm_lock *l, dm_slot_t from, const struct dm_msg *m)
 {
+	struct dm_token_node *tn = dm_token_node(e);
 	struct dm_tlock *t;
 	struct dm_msg *a;
+	bool known;
 
 	if (l == NULL)
 		return 0;	/* unknown here: not in use (no state made for it) */
 	t = dm_token_lock(e, l);
 	if (!t->in_cs || t->entry_id == 0)
 		return 0;
+	known = m->seq != 0 && tn->ops->knows_waiter != NULL &&
+	    tn->ops->knows_waiter(e, l, from, m->seq);
 	a = dm_token_msg_name(e, DM_TK_PROBE_ANSWER, m);
-	a->arg = t->entry_id;
+	a->arg = t->entry_id | (known ? DM_TK_PROBE_KNOWN : 0);
 	dm_send(e, from, a);
 	return 0;
 }
@@ -135,16 +144,20 @@ dm_token_on_probe_answer(struct dm_engine *e, struct dm_lock *l, dm_slot_t from,
 	struct dm_token_node *tn = dm_token_node(e);
 	struct dm_tlock *t;
 
-	if (l == NULL || m->arg == 0 || m->arg > UINT32_MAX)
+	uint32_t id = (uint32_t)m->arg;
+
+	if (l == NULL || id == 0 || (m->arg & ~(DM_TK_PROBE_KNOWN | UINT32_MAX)) != 0)
 		return 0;
 	t = dm_token_lock(e, l);
 	if (!t->probing || !t->wanting || t->in_cs)
 		return 0;	/* late, or a second answer: one entry runs at a time */
 	tn->probes_busy++;
-	if (t->user_id != 0 && (t->user_from != from || t->user_id != (uint32_t)m->arg))
+	if ((m->arg & DM_TK_PROBE_KNOWN) != 0)
+		t->users_seen = 0;	/* our request is queued: the token comes */
+	else if (t->user_id != 0 && (t->user_from != from || t->user_id != id))
 		t->users_seen++;
 	t->user_from = from;
-	t->user_id = (uint32_t)m->arg;
+	t->user_id = id;
 	if (t->users_seen >= DM_TOKEN_USERS_MAX) {
 		overdue(e, l, t);
 		return 0;

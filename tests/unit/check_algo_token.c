@@ -822,6 +822,46 @@ START_TEST(lost_request_behind_busy_holders_still_elects)
 }
 END_TEST
 
+START_TEST(suzuki_kasami_waiter_known_to_each_holder_never_elects)
+{
+	/* node1 waits behind four entries of other nodes, each longer than
+	 * T_fail: its probes find four different users.  Under Suzuki-Kasami
+	 * each holder has the token's LN and the RN of node1's request, so it
+	 * answers that node1 is queued (DM_TK_PROBE_KNOWN), and node1 starts
+	 * no epoch; counting the entries alone would have elected at the
+	 * fourth. */
+	struct h_cluster c;
+	dm_msec_t t_fail;
+
+	t_init(&c, 6, "suzuki-kasami");
+	t_fail = c.e[1]->request_timeout_ms + c.e[1]->probe_timeout_ms;
+	ck_assert_ptr_nonnull(acquire_pumped(&c, 0, 10, "a"));
+	for (int k = 2; k <= 5; k++) {
+		h_acquire(&c, k, (uint64_t)k, "a", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+		h_pump(&c);
+	}
+	ck_assert_int_eq(h_release(&c, 0, 10), 0);
+	h_pump(&c);
+	h_advance(&c, c.now + 5);
+	ck_assert(h_granted(&c, 2));
+	h_acquire(&c, 1, 1, "a", DM_MODE_EXCLUSIVE, DM_WAIT_FOREVER);
+	h_pump(&c);
+	for (int k = 2; k <= 5; k++) {
+		ck_assert_msg(h_granted(&c, (uint64_t)k), "node%d was not served in turn", k);
+		h_advance(&c, c.now + t_fail + t_fail / 2);
+		ck_assert(!h_granted(&c, 1));
+		ck_assert_int_eq(h_release(&c, k, (uint64_t)k), 0);
+		h_pump(&c);
+		h_advance(&c, c.now + 5);
+	}
+	ck_assert(h_granted(&c, 1));
+	ck_assert_uint_ge(c.sent_kind[DM_TK_PROBE_ANSWER], 4);
+	ck_assert_msg(c.sent_kind[DM_EL_SET_COORDINATOR] == 0,
+	    "an epoch although every holder knew the waiter");
+	h_fini(&c);
+}
+END_TEST
+
 START_TEST(lost_token_is_regenerated_under_invitation)
 {
 	/* The token is lost in flight while every node, the coordinator too,
@@ -869,6 +909,7 @@ main(void)
 	tcase_add_loop_test(tc, lost_token_is_regenerated_under_invitation, 0, 3);
 	tcase_add_loop_test(tc, waiter_behind_a_long_holder_probes_instead_of_electing, 0, 3);
 	tcase_add_loop_test(tc, lost_request_behind_busy_holders_still_elects, 0, 3);
+	tcase_add_test(tc, suzuki_kasami_waiter_known_to_each_holder_never_elects);
 	tcase_add_loop_test(tc, exclusion_and_fencing, 0, 3);
 	tcase_add_test(tc, suzuki_kasami_n_messages);
 	tcase_add_loop_test(tc, old_epoch_token_discarded, 0, 3);
