@@ -116,7 +116,8 @@ dm_token_watchdog_fired(struct dm_engine *e, struct dm_lock *l, struct dm_tlock 
 /* An overdue waiter asks whether we use l: answer only if we do (its
  * timeout stands for "nobody"), naming this entry. */
 int
-dm_token_on_probe(struct dm_engine *e, struct dm_lock *l, dm_slot_t from, const struct dm_msg *m)
+dm_token_on_probe(struct dm_engine *e, struct dm_lock *l, dm_slot_t from,
+    const struct dm_msg *m)
 {
 	struct dm_token_node *tn = dm_token_node(e);
 	struct dm_tlock *t;
@@ -139,12 +140,12 @@ dm_token_on_probe(struct dm_engine *e, struct dm_lock *l, dm_slot_t from, const 
 /* Someone uses the lock we wait for: not overdue, unless probes keep
  * finding other entries (the token moves, but not to us). */
 int
-dm_token_on_probe_answer(struct dm_engine *e, struct dm_lock *l, dm_slot_t from, const struct dm_msg *m)
+dm_token_on_probe_answer(struct dm_engine *e, struct dm_lock *l, dm_slot_t from,
+    const struct dm_msg *m)
 {
 	struct dm_token_node *tn = dm_token_node(e);
-	struct dm_tlock *t;
-
 	uint32_t id = (uint32_t)m->arg;
+	struct dm_tlock *t;
 
 	if (l == NULL || id == 0 || (m->arg & ~(DM_TK_PROBE_KNOWN | UINT32_MAX)) != 0)
 		return 0;
