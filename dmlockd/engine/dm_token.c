@@ -174,8 +174,7 @@ hook_cut(struct dm_engine *e)
 			 * it would wait for the token like any other. */
 			t->in_cs = false;
 			if (t->try_once) {
-				dm_token_wait_afresh(t);
-				dm_lock_timer_stop(e, t->lock);
+				dm_token_withdraw(e, t->lock);
 				dm_lock_refused(e, t->lock, -EBUSY);
 			} else {
 				t->wanting = true;
