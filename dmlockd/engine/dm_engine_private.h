@@ -489,6 +489,7 @@ void		 dm_static_hello_link_up(struct dm_engine *e, dm_slot_t s);
 void		 dm_static_hello_timer(struct dm_engine *e);
 void		 dm_static_hello_ack(struct dm_engine *e, dm_slot_t from, const struct dm_msg *m);
 void		 dm_static_hello_erased(struct dm_engine *e, dm_slot_t s);
+bool		 dm_static_hello_awaited(const struct dm_engine *e, dm_slot_t s);
 void		 dm_roster_timer(struct dm_engine *e, struct dm_timer *t);
 void		 dm_roster_link(struct dm_engine *e, const char *peer, bool up);
 void		 dm_roster_restarted(struct dm_engine *e, const char *peer);

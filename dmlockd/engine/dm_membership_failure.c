@@ -444,6 +444,23 @@ dm_membership_on_rejoin(struct dm_engine *e, dm_slot_t from, const char *peer,
 	if (from == DM_SLOT_NONE || m->epoch < e->join_epoch ||
 	    (m->epoch == e->join_epoch && (m->serial == 0 || m->serial != e->incarnation)))
 		return 0;
+	/* Nor from a member whose roster is behind ours: it does not list us
+	 * because it missed the changes we applied, not because a majority
+	 * removed us (seed rcv 150133/6, partitions: n4, cut off at label 12,
+	 * told n2 and n3, members at label 17, that they were strangers, and
+	 * they left; so did everyone else, and the cluster ended with no
+	 * member).  Ignoring it costs no safety -- a removal's voters refuse
+	 * our lease, and a refused member restarts on its own
+	 * (dm_membership_restart_refused()) -- and it is the rule the lease
+	 * already keeps: no ack for a holder behind our label (dm_lease.c).
+	 * Except for a process restarted from the static roster and its
+	 * record, answered by a member that has not acknowledged it yet: that
+	 * member lists an earlier incarnation of ours, and nobody lists this
+	 * one, however old the member's roster (naimi-trehel 1814/7 and
+	 * 1241/10, crashes: n4 restarted at its record's label 6 and ignored
+	 * the REJOIN of n3, behind it, and waited as a member nobody knew). */
+	if (m->roster_epoch < e->roster_epoch && !dm_static_hello_awaited(e, from))
+		return 0;
 	restart_and_rejoin(e, peer);
 	return 0;
 }

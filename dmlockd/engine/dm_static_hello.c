@@ -98,6 +98,16 @@ release_lock(struct dm_engine *e, struct dm_lock *l, void *arg)
 	dm_lock_maybe_free(e, l);
 }
 
+/* Member s has not acknowledged this restarted process yet: it may list
+ * an earlier incarnation of ours, and its REJOIN then means that nobody
+ * knows this one, whatever its roster label (dm_membership_on_rejoin()). */
+bool
+dm_static_hello_awaited(const struct dm_engine *e, dm_slot_t s)
+{
+	return e->static_member && e->static_restart && s < DM_NODES_MAX &&
+	    dm_bit_get(e->unconfirmed, s);
+}
+
 /* Member s answered, or is no longer one: one fewer to wait for. */
 static void
 confirmed(struct dm_engine *e, dm_slot_t s, bool erased)

@@ -254,6 +254,13 @@ static const struct { uint64_t seed; unsigned nodes; uint32_t faults; } replays[
 	 * good.  Fixed by the sponsor's lease (dm_membership_sponsor_finish();
 	 * dmlockd/engine/NOTES.md, "Session 38"; check_engine_roster_split.c). */
 	{ 83366, 7, SIM_F_PARTITION },
+	/* ac34294's million (session 41): at the heal n4, cut off at label
+	 * 12, answered n2 and n3 (members at label 17) with REJOIN, and they
+	 * left; every other member left the same way or on removals, and the
+	 * cluster settled with no member.  A REJOIN from a roster behind ours
+	 * is ignored since (dm_membership_on_rejoin(); check_engine_membership.c,
+	 * test_rejoin_from_a_roster_behind_ours_is_ignored). */
+	{ 150133, 6, SIM_F_PARTITION },
 };
 
 START_TEST(fault_replay)

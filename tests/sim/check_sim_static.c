@@ -79,6 +79,13 @@ static const struct replay {
 	 * join for good on that engine, which kept an unsettled sponsor from
 	 * admitting (dmlockd/engine/NOTES.md, "Session 38"). */
 	{ 23102, 15, SIM_F_PARTITION, NULL },
+	/* Session 42's first draft of the rule that a member ignores a REJOIN
+	 * from a roster behind its own (rcv 150133/6), crashes: a process
+	 * restarted from its record ignored the REJOIN of a member behind the
+	 * record that listed its earlier incarnation, and waited for ever as
+	 * a member nobody knew (dm_static_hello_awaited()). */
+	{ 1814, 7, SIM_F_CRASH, "naimi-trehel" },
+	{ 1241, 10, SIM_F_CRASH, "naimi-trehel" },
 };
 #define N_REPLAYS (sizeof(replays) / sizeof(replays[0]))
 

@@ -1912,6 +1912,43 @@ START_TEST(test_stale_roster_gets_no_lease_acks)
 }
 END_TEST
 
+START_TEST(test_rejoin_from_a_roster_behind_ours_is_ignored)
+{
+	/* rcv 150133/6 (partitions): n4, cut off at label 12, answered the
+	 * heartbeats of n2 and n3, members at label 17 that no longer listed
+	 * n4's new incarnation, with REJOIN (epoch 16, above their join
+	 * epoch); they restarted, as did every other member on such answers,
+	 * and the cluster was left with no member at all.  A node whose
+	 * roster is behind ours does not list us because it missed our
+	 * changes, not because a majority removed us: its REJOIN is ignored.
+	 * One from a roster level with ours is obeyed. */
+	struct dm_event ev = { .type = DM_EV_REMOVE_NODE, .u.remove.peer = "node4" };
+	struct dm_msg m;
+	uint64_t label;
+
+	init_acquainted(5);
+	ck_assert_int_eq(h_step(&C, 1, &ev), 0);
+	h_unqueue(&C, 1, 0, DM_MSG_NODE_FAILED);
+	h_unqueue(&C, 1, 4, DM_MSG_NODE_FAILED);
+	h_pump(&C);
+	label = C.e[2]->roster_epoch;
+	ck_assert_uint_gt(label, 0);
+	ck_assert_uint_eq(C.e[0]->roster_epoch, 0);
+	memset(&m, 0, sizeof(m));
+	m.kind = DM_MSG_REJOIN;
+	m.flags = DM_MSG_F_MEMBER;
+	m.incarnation = 1;
+	m.epoch = C.e[2]->epoch;			/* after node2's join */
+	m.roster_epoch = 0;				/* node0's label, behind */
+	inject(0, 2, &m);
+	ck_assert_msg(h_ready(&C, 2), "node2 left on a REJOIN from a roster behind its own");
+	ck_assert_uint_eq(h_roster(&C, 2), 4);
+	m.roster_epoch = label;				/* level: obeyed */
+	inject(3, 2, &m);
+	ck_assert_msg(!h_ready(&C, 2), "a REJOIN from a roster level with ours ignored");
+}
+END_TEST
+
 START_TEST(test_stale_label_taken_from_a_member_with_the_same_roster)
 {
 	/* 7007/16 (lamport, crashes): a node missed one removal's
@@ -2085,6 +2122,7 @@ membership_suite(void)
 	tcase_add_test(tc, test_refused_node_stays_when_its_refuser_dies);
 	tcase_add_test(tc, test_stale_roster_gets_no_lease_acks);
 	tcase_add_test(tc, test_stale_label_taken_from_a_member_with_the_same_roster);
+	tcase_add_test(tc, test_rejoin_from_a_roster_behind_ours_is_ignored);
 	tcase_add_test(tc, test_token_of_another_incarnation_raises_ours);
 	tcase_add_test(tc, test_no_node_add_before_the_roster_lock);
 	suite_add_tcase(s, tc);

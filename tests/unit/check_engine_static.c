@@ -201,6 +201,42 @@ START_TEST(test_member_tells_a_static_restart_of_a_listed_node_to_rejoin)
 }
 END_TEST
 
+START_TEST(test_static_restart_obeys_a_rejoin_from_behind_its_record)
+{
+	/* Naimi-Trehel 1814/7 and 1241/10 (crashes, static restarts): n4's
+	 * daemon came back from the static peers and its record, at label 6;
+	 * n3, which had not applied every removal n4 had, still listed n4's
+	 * earlier incarnation and answered REJOIN from label 5.  A member
+	 * ignores a REJOIN from a roster behind its own (rcv 150133/6), but
+	 * not a restarted process from a member that has not acknowledged it:
+	 * nobody lists the new incarnation, whatever the member's label.
+	 * Here node1 removes node3 and node0 never hears of it; node2, at
+	 * node1's label, restarts from its record and node0 (label 0, listing
+	 * node2's first incarnation) tells it to rejoin. */
+	struct dm_event ev = { .type = DM_EV_REMOVE_NODE, .u.remove.peer = "node3" };
+	struct dm_engine_stats st;
+
+	h_init(&C, 4, DM_FAILURE_MAJORITY, 0);
+	learn_incarnations();
+	ck_assert_int_eq(h_step(&C, 1, &ev), 0);
+	h_unqueue(&C, 1, 0, DM_MSG_NODE_FAILED);
+	h_unqueue(&C, 1, 3, DM_MSG_NODE_FAILED);
+	h_pump(&C);
+	ck_assert_uint_gt(label_of(2), 0);
+	ck_assert_uint_eq(label_of(0), 0);
+	dm_engine_get_stats(C.e[2], &st);
+	C.down[2] = true;
+	restart_static(2, 2, st.epoch + 1, true);
+	ck_assert(h_ready(&C, 2));		/* a member of its record's roster */
+	ck_assert_uint_gt(label_of(2), label_of(0));
+	link_up(2, 0);
+	deliver(2, 0, DM_MSG_HEARTBEAT);	/* its hello */
+	deliver(0, 2, DM_MSG_REJOIN);
+	ck_assert_msg(!h_ready(&C, 2),
+	    "a restarted process ignored the REJOIN of a member that lists its earlier incarnation");
+}
+END_TEST
+
 START_TEST(test_lone_survivor_takes_back_a_static_restart_above_its_epoch)
 {
 	/* Two members; node0 leaves, and its daemon comes back from the static
@@ -531,6 +567,7 @@ static_suite(void)
 	tcase_add_test(tc, test_static_start_from_a_smaller_record_keeps_it);
 	tcase_add_test(tc, test_static_start_with_a_later_member_joins);
 	tcase_add_test(tc, test_static_start_with_the_same_record_is_a_member);
+	tcase_add_test(tc, test_static_restart_obeys_a_rejoin_from_behind_its_record);
 	suite_add_tcase(s, tc);
 	return s;
 }
