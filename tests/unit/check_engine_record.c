@@ -218,7 +218,9 @@ node1_records_node2_removed_and_crashes(void)
 	C.down[1] = true;
 }
 
-/* node0 tells node1 to rejoin (REJOIN, a removal at epoch). */
+/* node0 tells node1 to rejoin (REJOIN, a removal at epoch: node0's
+ * roster label is that epoch, and a REJOIN from a roster behind node1's
+ * would be ignored). */
 static void
 node0_tells_node1_to_rejoin(uint64_t epoch)
 {
@@ -228,6 +230,7 @@ node0_tells_node1_to_rejoin(uint64_t epoch)
 	m.kind = DM_MSG_REJOIN;
 	m.incarnation = 1;
 	m.epoch = epoch;
+	m.roster_epoch = epoch;
 	inject(0, 1, &m);
 }
 
