@@ -1850,6 +1850,20 @@ labelled_heartbeat_acked(int from, int to, uint64_t serial, uint64_t label)
 	return ack->arg == DM_HEARTBEAT_REFUSED ? 0 : 1;
 }
 
+/* Five acquainted nodes; node1 removes node4 (an operator's `dmlock
+ * remove`): nodes 1-3 apply it, node0 and node4 never hear of it. */
+static void
+node1_removes_node4_behind_node0(void)
+{
+	struct dm_event ev = { .type = DM_EV_REMOVE_NODE, .u.remove.peer = "node4" };
+
+	init_acquainted(5);
+	ck_assert_int_eq(h_step(&C, 1, &ev), 0);
+	h_unqueue(&C, 1, 0, DM_MSG_NODE_FAILED);
+	h_unqueue(&C, 1, 4, DM_MSG_NODE_FAILED);
+	h_pump(&C);
+}
+
 START_TEST(test_stale_roster_gets_no_lease_acks)
 {
 	/* Lamport 950329/10 (partitions): n2 and n6 were removed at epochs
@@ -1863,15 +1877,10 @@ START_TEST(test_stale_roster_gets_no_lease_acks)
 	 * which refuse it out loud; it restarts after 2 T_fail and rejoins,
 	 * and is served then.  A current member is served at once, and a
 	 * member behind us still counts for it. */
-	struct dm_event ev = { .type = DM_EV_REMOVE_NODE, .u.remove.peer = "node4" };
 	const struct dm_engine *n1;
 	dm_msec_t removed_at;
 
-	init_acquainted(5);
-	ck_assert_int_eq(h_step(&C, 1, &ev), 0);
-	h_unqueue(&C, 1, 0, DM_MSG_NODE_FAILED);
-	h_unqueue(&C, 1, 4, DM_MSG_NODE_FAILED);
-	h_pump(&C);
+	node1_removes_node4_behind_node0();
 	removed_at = C.now;
 	n1 = C.e[1];
 	ck_assert_uint_gt(n1->roster_epoch, 0);
@@ -1922,15 +1931,10 @@ START_TEST(test_rejoin_from_a_roster_behind_ours_is_ignored)
 	 * roster is behind ours does not list us because it missed our
 	 * changes, not because a majority removed us: its REJOIN is ignored.
 	 * One from a roster level with ours is obeyed. */
-	struct dm_event ev = { .type = DM_EV_REMOVE_NODE, .u.remove.peer = "node4" };
 	struct dm_msg m;
 	uint64_t label;
 
-	init_acquainted(5);
-	ck_assert_int_eq(h_step(&C, 1, &ev), 0);
-	h_unqueue(&C, 1, 0, DM_MSG_NODE_FAILED);
-	h_unqueue(&C, 1, 4, DM_MSG_NODE_FAILED);
-	h_pump(&C);
+	node1_removes_node4_behind_node0();
 	label = C.e[2]->roster_epoch;
 	ck_assert_uint_gt(label, 0);
 	ck_assert_uint_eq(C.e[0]->roster_epoch, 0);
