@@ -85,6 +85,11 @@ EXTRA_DIST += tests/sim/check_tools_sim_queue.sh tests/sim/campaigns/README.md \
 	tests/sim/campaigns/HISTORY.md tests/sim/campaigns/QUEUE
 EXTRA_DIST += tests/sim/README-sim.md
 
+# tools/sim-sweep: what an engine change passes before it lands.
+dist_noinst_SCRIPTS += tools/sim-sweep
+TESTS += tests/sim/check_tools_sim_sweep.sh
+EXTRA_DIST += tests/sim/check_tools_sim_sweep.sh
+
 # tools/sim-pgo: the profile-guided dmlock-sim for campaigns.  Not run by
 # make check (a whole build of its own); it checks its build itself, by
 # the fingerprints of every QUEUE configuration against the default build.
